@@ -1,0 +1,1 @@
+"""Governance: who may see and store what (modes, tags, identity, scopes, redaction, router)."""

@@ -1,0 +1,212 @@
+"""The reference ``Host`` harness: loads plugins and fires the hooks the way a real agent host does.
+
+It is both the contract's executable definition and the test harness: every behaviour test of
+the plugin drives it through this class only. Every plugin hook is called on its own and
+guarded, so one plugin that raises is reported through ``ui.notify(..., "error")`` and the
+host goes on (fail-open), exactly like Pi.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pluggy
+from pydantic import ValidationError
+
+from .catalog import Command, CommandResult, Tool, ToolResult
+from .context import UI, HostContext, NullUI
+from .messages import Message
+from .spec import ENTRY_POINT_GROUP, PROJECT_NAME, AgentHookSpecs
+
+
+def _plugin_label(impl: Any) -> str:
+    return str(getattr(impl, "plugin_name", "plugin"))
+
+
+def _describe_validation_error(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e.get("loc", ())) or "arguments"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+class Host:
+    """A minimal agent host. ``plugins=None`` loads the ``agent_hooks`` entry points."""
+
+    def __init__(
+        self,
+        cwd: Path | str,
+        session_file: Path | str | None = None,
+        host_name: str = "agent",
+        ui: UI | None = None,
+        plugins: list[object] | None = None,
+        is_subagent: bool = False,
+    ) -> None:
+        self.ctx = HostContext(
+            cwd=Path(cwd),
+            session_file=Path(session_file) if session_file is not None else None,
+            host_name=host_name,
+            ui=ui if ui is not None else NullUI(),
+            is_subagent=is_subagent,
+        )
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(AgentHookSpecs)
+        if plugins is None:
+            self.pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        else:
+            for p in plugins:
+                self.pm.register(p)
+        self._commands: dict[str, Command] | None = None
+        self._tools: dict[str, Tool] | None = None
+        self._lock = threading.RLock()
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _report(self, where: str, impl: Any, exc: BaseException) -> None:
+        try:
+            self.ctx.ui.notify(f"{_plugin_label(impl)}: {where} failed: {type(exc).__name__}", "error")
+        except Exception:
+            pass
+
+    def _each(self, hook_name: str, call: Callable[[Callable[..., Any]], Any]) -> list[Any]:
+        """Call one hook on every plugin in registration order, isolating failures."""
+        results: list[Any] = []
+        hook = getattr(self.pm.hook, hook_name)
+        for impl in hook.get_hookimpls():
+            try:
+                results.append(call(impl.function))
+            except Exception as exc:
+                self._report(hook_name, impl, exc)
+        return results
+
+    def _begin_hook(self) -> None:
+        self.ctx.signal.clear()
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        self._begin_hook()
+        self._each("session_start", lambda f: f(ctx=self.ctx))
+
+    def context(self, messages: list[Message]) -> list[Message]:
+        """Return the message list the model should see (plugins' replacements chained)."""
+        self._begin_hook()
+        current = copy.deepcopy(messages)
+        for impl in self.pm.hook.context.get_hookimpls():
+            try:
+                replaced = impl.function(messages=copy.deepcopy(current), ctx=self.ctx)
+            except Exception as exc:
+                self._report("context", impl, exc)
+                continue
+            if isinstance(replaced, list):
+                current = replaced
+        return current
+
+    def agent_end(self, messages: list[Message]) -> None:
+        self._begin_hook()
+        self._each("agent_end", lambda f: f(messages=copy.deepcopy(messages), ctx=self.ctx))
+
+    def shutdown(self) -> None:
+        self._begin_hook()
+        self._each("shutdown", lambda f: f(ctx=self.ctx))
+
+    def abort(self) -> None:
+        """Ask in-flight plugin work (such as recall) to stop; cleared when the next hook starts."""
+        self.ctx.signal.set()
+
+    def __enter__(self) -> Host:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # -- commands ---------------------------------------------------------------------------
+    def commands(self) -> dict[str, Command]:
+        with self._lock:
+            if self._commands is None:
+                found: dict[str, Command] = {}
+                for batch in self._each("register_commands", lambda f: f()):
+                    for cmd in batch or []:
+                        found.setdefault(cmd.name, cmd)
+                self._commands = found
+            return self._commands
+
+    def command(self, line: str) -> CommandResult:
+        """Run ``/name args``. Unknown commands and handler failures become error results."""
+        text = line.strip()
+        if text.startswith("/"):
+            text = text[1:]
+        name, _, args = text.partition(" ")
+        cmd = self.commands().get(name)
+        if cmd is None:
+            return CommandResult(f"unknown command: /{name}", "error")
+        self._begin_hook()
+        try:
+            return cmd.handler(args.strip(), self.ctx)
+        except Exception as exc:
+            return CommandResult(f"/{name} failed: {type(exc).__name__}", "error")
+
+    def complete(self, line: str) -> list[str]:
+        """Complete a partial command line; returns whole candidate lines (with the slash)."""
+        text = line.lstrip()
+        if text.startswith("/"):
+            text = text[1:]
+        name, sep, args = text.partition(" ")
+        cmds = self.commands()
+        if not sep:
+            return sorted(f"/{n}" for n in cmds if n.startswith(name))
+        cmd = cmds.get(name)
+        if cmd is None:
+            return []
+        try:
+            options = cmd.complete(args)
+        except Exception:
+            return []
+        return [f"/{name} {opt}" for opt in options]
+
+    # -- tools ------------------------------------------------------------------------------
+    def tools(self) -> dict[str, Tool]:
+        with self._lock:
+            if self._tools is None:
+                found: dict[str, Tool] = {}
+                for batch in self._each("register_tools", lambda f: f()):
+                    for tool in batch or []:
+                        found.setdefault(tool.name, tool)
+                self._tools = found
+            return self._tools
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Validate arguments and run a tool; never raises."""
+        tool = self.tools().get(name)
+        if tool is None:
+            return ToolResult.error(f"unknown tool: {name}", kind="unknown_tool")
+        try:
+            params = tool.parameters.model_validate(arguments)
+        except ValidationError as err:
+            return ToolResult.error(_describe_validation_error(err), kind="invalid_arguments")
+        self._begin_hook()
+        try:
+            return tool.execute(params, self.ctx)
+        except Exception as exc:
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}", kind="internal")
+
+    # -- async twins ------------------------------------------------------------------------
+    async def astart(self) -> None:
+        await asyncio.to_thread(self.start)
+
+    async def acontext(self, messages: list[Message]) -> list[Message]:
+        return await asyncio.to_thread(self.context, messages)
+
+    async def aagent_end(self, messages: list[Message]) -> None:
+        await asyncio.to_thread(self.agent_end, messages)
+
+    async def ashutdown(self) -> None:
+        await asyncio.to_thread(self.shutdown)
+
+    async def acall_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        return await asyncio.to_thread(self.call_tool, name, arguments)
