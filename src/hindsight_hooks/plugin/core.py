@@ -1,8 +1,25 @@
-"""Hook implementations: the wiring between the host contract and our policies."""
+"""Hook implementations: the thin wiring between the host contract and our policies.
+
+Every hook is fail-open: exceptions are caught here, turned into a status change and one
+notice per streak, and never reach the host.
+"""
 
 from __future__ import annotations
 
+from ..governance.redact import redact_error
 from ..hooks import Command, HostContext, Message, Tool, hookimpl
+from . import registry
+from .notices import safe_notify, safe_status
+from .runtime import STARTUP_ENSURE_MS, SessionRuntime
+
+
+def runtime_for(ctx: HostContext) -> SessionRuntime:
+    """The session runtime for ``ctx``, built lazily (commands and tools may come first)."""
+    rt = registry.get(ctx)
+    if rt is None or rt.closed:
+        rt = SessionRuntime(ctx)
+        registry.put(ctx, rt)
+    return rt
 
 
 class HindsightPlugin:
@@ -10,24 +27,133 @@ class HindsightPlugin:
 
     @hookimpl
     def session_start(self, ctx: HostContext) -> None:
-        return None
+        try:
+            _session_start(ctx)
+        except Exception as exc:
+            safe_notify(ctx.ui, f"hindsight: session start failed: {redact_error(exc)}", "error")
 
     @hookimpl
     def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
-        return None
+        try:
+            from .recall_policy import run_context
+
+            return run_context(runtime_for(ctx), messages)
+        except Exception as exc:
+            rt = registry.get(ctx)
+            if rt is not None:
+                rt.set_activity("recall-failed")
+                rt.warn_once("recall-internal", f"recall failed: {redact_error(exc)}")
+            return None
 
     @hookimpl
     def agent_end(self, messages: list[Message], ctx: HostContext) -> None:
-        return None
+        try:
+            from .retain_policy import run_agent_end
+
+            rt = runtime_for(ctx)
+            run_agent_end(rt, messages)
+            if rt.mental_models is not None:
+                rt.mental_models.maybe_refresh()
+        except Exception as exc:
+            rt2 = registry.get(ctx)
+            if rt2 is not None:
+                rt2.set_activity("retain-failed")
+                rt2.warn_once("retain-internal", f"automatic retain failed: {redact_error(exc)}")
 
     @hookimpl
     def shutdown(self, ctx: HostContext) -> None:
-        return None
+        rt = registry.get(ctx)
+        if rt is None:
+            return
+        try:
+            from .flusher import shutdown_flush
+
+            shutdown_flush(rt)
+        except Exception as exc:
+            safe_notify(ctx.ui, f"hindsight: shutdown failed: {redact_error(exc)}", "warning")
 
     @hookimpl
     def register_commands(self) -> list[Command]:
-        return []
+        from .commands import build_commands
+
+        return build_commands(runtime_for)
 
     @hookimpl
     def register_tools(self) -> list[Tool]:
-        return []
+        from .tools import build_tools
+
+        return build_tools(runtime_for)
+
+
+def _session_start(ctx: HostContext) -> None:
+    old = registry.get(ctx)
+    if old is not None:
+        old.close_quietly()
+    rt = SessionRuntime(ctx)
+    registry.put(ctx, rt)
+    loaded = rt.loaded
+    if loaded.error:
+        safe_notify(ctx.ui, f"hindsight: config error: {loaded.error}; memory is off for this session", "error")
+        safe_status(ctx.ui, "hindsight", None)
+        return
+    if loaded.warnings:
+        safe_notify(ctx.ui, "hindsight config: " + "; ".join(loaded.warnings), "warning")
+    if not rt.enabled:
+        safe_status(ctx.ui, "hindsight", None)
+        return
+    rt.ensure_state_dir()
+    assert rt.meta is not None and rt.identity is not None
+    meta = rt.meta.read()
+    if meta.failed_closed:
+        rt.warn_once("meta", f"session meta {meta.path} is unreadable: memory is off for this session (fail-closed)")
+    _connect(rt)
+    from .flusher import start_background
+
+    start_background(rt)
+    if rt.backend_kind == "hindsight" and rt.cfg.mental_models.enabled and rt.connection == "connected":
+        from .mental_models import MentalModels
+
+        rt.mental_models = MentalModels(rt)
+        rt.mental_models.start()
+    if rt.cfg.notifications.startup:
+        rt.info(_startup_notice(rt))
+    rt.set_activity(rt.connection)
+
+
+def _connect(rt: SessionRuntime) -> None:
+    backend = rt.backend()
+    if backend is None:
+        rt.connection = "offline"
+        rt.warn_once("backend", f"memory backend unavailable: {rt.backend_error or 'not initialised'}")
+        return
+    ok = True
+    timeout_s = min(rt.cfg.hindsight.timeout_ms, STARTUP_ENSURE_MS) / 1000.0
+    for bank in [b for b in (rt.project_bank(), rt.user_bank()) if b]:
+        try:
+            rt.ensure_bank(bank, timeout_s=timeout_s)
+        except Exception as exc:
+            ok = False
+            rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {redact_error(exc)}")
+    rt.connection = "connected" if ok else "offline"
+
+
+def _startup_notice(rt: SessionRuntime) -> str:
+    from ..governance.redact import redact_text
+
+    parts = []
+    if rt.backend_kind == "hindsight":
+        src = " (from project config)" if rt.loaded.project_base_url else ""
+        parts.append(f"backend hindsight {redact_text(rt.cfg.hindsight_base_url())}{src}")
+    else:
+        parts.append("backend local (embedded SQLite)")
+    banks = [b for b in (rt.project_bank(), rt.user_bank()) if b]
+    parts.append("banks " + (", ".join(banks) if banks else "none"))
+    if rt.meta is not None:
+        parts.append(f"mode {rt.meta.read().record.mode}")
+    if rt.cfg.user_retain.mode == "router":
+        parts.append("user_retain=router")
+    try:
+        parts.append(f"queued {rt.queue().count_active()}")
+    except Exception:
+        pass
+    return "hindsight: " + "; ".join(parts)

@@ -1,0 +1,482 @@
+"""Slash commands (BEHAVIOUR.md §10): what a person types inside their host.
+
+Handlers return ``CommandResult(text, level, data)`` and never raise: failures become
+``error`` (redacted), bad arguments a ``warning`` with the usage line. The same catalog backs
+the ``hindsight-hooks <suffix>`` subcommands.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..governance.redact import redact_error, redact_text
+from ..hooks import Command, CommandResult, HostContext
+from .runtime import SessionRuntime
+
+RuntimeFor = Callable[[HostContext], SessionRuntime]
+Handler = Callable[[SessionRuntime, list[str]], CommandResult]
+
+MODES = ["normal", "read-only", "ignored"]
+
+
+def _usage(usage: str, why: str = "") -> CommandResult:
+    return CommandResult((f"{why}\n" if why else "") + f"usage: {usage}", "warning", {"usage": usage})
+
+
+def _wrap(runtime_for: RuntimeFor, handler: Handler, usage: str) -> Callable[[str, HostContext], CommandResult]:
+    def run(args: str, ctx: HostContext) -> CommandResult:
+        try:
+            argv = shlex.split(args)
+        except ValueError as exc:
+            return _usage(usage, f"cannot parse arguments: {exc}")
+        try:
+            return handler(runtime_for(ctx), argv)
+        except Exception as exc:
+            return CommandResult(f"failed: {redact_error(exc)}", "error")
+
+    return run
+
+
+def build_commands(runtime_for: RuntimeFor) -> list[Command]:
+    specs: list[tuple[str, str, Handler, str, Callable[[str], list[str]] | None]] = [
+        ("hindsight", "Memory status report", cmd_status, "/hindsight", None),
+        ("hindsight:init", "Write .hindsight/config.toml for this project", cmd_init, "/hindsight:init [--force]",
+         _opts(["--force"])),
+        ("hindsight:session", "This session's memory mode, recall, retain and tags", cmd_session,
+         "/hindsight:session", None),
+        ("hindsight:mode", "Set the session mode", cmd_mode, "/hindsight:mode normal|read-only|ignored",
+         _opts(MODES)),
+        ("hindsight:next-opt-out", "Skip automatic retain for the next run only", cmd_next_opt_out,
+         "/hindsight:next-opt-out", None),
+        ("hindsight:retain", "Turn automatic retain on or off for this session", cmd_retain,
+         "/hindsight:retain on|off", _opts(["on", "off"])),
+        ("hindsight:tag", "Add or remove a session tag", cmd_tag, "/hindsight:tag add|remove <tag>", None),
+        ("hindsight:last-recall", "Show the last recall snapshot", cmd_last_recall, "/hindsight:last-recall [--json]",
+         _opts(["--json"])),
+        ("hindsight:recall-cleanup", "Find (and prune) persisted recall blocks in a session file", cmd_recall_cleanup,
+         "/hindsight:recall-cleanup [<session.jsonl>] [--prune]", _opts(["--prune"])),
+        ("hindsight:queue", "Retain queue state", cmd_queue, "/hindsight:queue [--jobs] [--json] [--requeue-dead]",
+         _opts(["--jobs", "--json", "--requeue-dead"])),
+        ("hindsight:flush", "Deliver queued memory now", cmd_flush, "/hindsight:flush", None),
+        ("hindsight:doctor", "Check config, state, server, queue and store", cmd_doctor,
+         "/hindsight:doctor [--json] [--fix]", _opts(["--json", "--fix"])),
+        ("hindsight:route", "Dry-run the memory router on a text", cmd_route, "/hindsight:route <text>", None),
+    ]
+    commands: list[Command] = []
+    for name, desc, handler, usage, complete in specs:
+        cmd = Command(name, desc, _wrap(runtime_for, handler, usage), usage=usage)
+        if complete is not None:
+            cmd.complete = complete
+        commands.append(cmd)
+    tag_cmd = next(c for c in commands if c.name == "hindsight:tag")
+    tag_cmd.complete = _tag_completer(runtime_for)
+    try:
+        from .import_commands import build_import_commands
+
+        commands.extend(build_import_commands(runtime_for))
+    except ImportError:
+        pass
+    return commands
+
+
+def _opts(options: list[str]) -> Callable[[str], list[str]]:
+    def complete(prefix: str) -> list[str]:
+        head, _, last = prefix.rpartition(" ")
+        lead = f"{head} " if head else ""
+        return [lead + o for o in options if o.startswith(last)]
+
+    return complete
+
+
+_LAST_CTX: list[HostContext] = []
+
+
+def _tag_completer(runtime_for: RuntimeFor) -> Callable[[str], list[str]]:
+    def complete(prefix: str) -> list[str]:
+        words = prefix.split(" ")
+        if len(words) <= 1:
+            return [w for w in ("add", "remove") if w.startswith(words[0] if words else "")]
+        if words[0] == "remove" and _LAST_CTX:
+            try:
+                rt = runtime_for(_LAST_CTX[-1])
+                tags = rt.meta.read().record.tags if rt.meta else []
+            except Exception:
+                tags = []
+            return [f"remove {t}" for t in tags if t.startswith(words[1])]
+        return []
+
+    return complete
+
+
+def remember_context(ctx: HostContext) -> None:
+    """Completion has no ctx in the contract; the plugin tells us the active one."""
+    _LAST_CTX[:] = [ctx]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _need_enabled(rt: SessionRuntime) -> CommandResult | None:
+    if rt.loaded.error:
+        return CommandResult(f"config error: {rt.loaded.error}", "error")
+    if not rt.enabled:
+        return CommandResult("memory is off (enabled=false or backend=off)", "warning", {"enabled": False})
+    return None
+
+
+def _session_facts(rt: SessionRuntime) -> dict[str, Any]:
+    from ..governance.session_meta import effective, mode_label
+
+    assert rt.meta is not None
+    read = rt.meta.read()
+    rec = read.record
+    eff = effective(rec)
+    return {
+        "mode": rec.mode,
+        "recall": "on" if eff.recall else "off",
+        "retain": "on" if eff.retain else "off",
+        "next_retain": rec.next_retain_mode,
+        "tags": list(rec.tags),
+        "label": mode_label(rec.mode),
+        "failed_closed": read.failed_closed,
+    }
+
+
+def _age(iso: str | None) -> str:
+    if not iso:
+        return "-"
+    try:
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return "-"
+    secs = max(0, int((datetime.now(UTC) - then).total_seconds()))
+    if secs < 120:
+        return f"{secs}s"
+    if secs < 7200:
+        return f"{secs // 60}m"
+    return f"{secs // 3600}h"
+
+
+# -- handlers ---------------------------------------------------------------------------------
+def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    cfg = rt.cfg
+    data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.backend_kind}
+    lines = [f"hindsight-hooks {__version__}"]
+    if rt.loaded.error:
+        lines.append(f"config error: {rt.loaded.error}")
+        return CommandResult("\n".join(lines), "error", data)
+    if not rt.enabled:
+        lines.append("memory: off (enabled=false or backend=off)")
+        return CommandResult("\n".join(lines), "info", data)
+    if rt.backend_kind == "hindsight":
+        url = redact_text(cfg.hindsight_base_url())
+        src = rt.loaded.sources.get("hindsight.base_url", "default")
+        lines.append(f"backend: hindsight {url} (from {src}); connection {rt.connection}")
+        data["url"], data["url_source"] = url, src
+    else:
+        path = str(rt.local_path)
+        lines.append(f"backend: local {path}")
+        data["local_path"] = path
+    project, user = rt.project_bank(), rt.user_bank()
+    lines.append(
+        f"banks: project={project or 'off'} ({rt.loaded.sources.get('banks.project.bank_id', 'derived')}); "
+        f"user={user or 'off'}"
+    )
+    data["banks"] = {"project": project, "user": user}
+    facts = _session_facts(rt)
+    data["session"] = facts
+    lines.append(
+        f"session: mode={facts['mode']} recall={facts['recall']} retain={facts['retain']} "
+        f"next_retain={facts['next_retain']} tags={','.join(facts['tags']) or 'none'}"
+    )
+    lines.append(f"user_retain: {cfg.user_retain.mode}")
+    data["user_retain"] = cfg.user_retain.mode
+    level = "info"
+    try:
+        rep = rt.queue().report()
+        active, dead = rep.get("active", {}), rep.get("dead_letter", {})
+        data["queue"] = rep
+        lines.append(
+            f"queue: active={active.get('valid', 0)} due={active.get('due', 0)} waiting={active.get('waiting', 0)} "
+            f"dead={dead.get('valid', 0)} malformed={active.get('malformed', 0)} "
+            f"oldest={_age(active.get('oldest_created_at'))} next_attempt={active.get('next_attempt_at') or '-'}"
+        )
+        last_error = active.get("last_error") or rt.last_error
+        if last_error:
+            lines.append(f"last error: {redact_text(str(last_error))}")
+        if dead.get("valid") or active.get("malformed"):
+            level = "warning"
+    except Exception as exc:
+        lines.append(f"queue: unreadable ({redact_error(exc)})")
+        level = "warning"
+    receipt = _last_receipt(rt)
+    if receipt is not None:
+        data["last_receipt"] = receipt
+        lines.append(f"last delivery: {receipt.get('created_at')} bank={receipt.get('bank_id')} "
+                     f"outcome={receipt.get('outcome') or {}}")
+    rc = cfg.recall
+    lines.append(
+        f"recall: {'on' if rc.enabled else 'off'} budget={rc.budget} max_tokens={rc.max_tokens} "
+        f"types={','.join(rc.types) or 'all'} top_k={rc.top_k} position={rc.injection_position}"
+    )
+    if rt.loaded.warnings:
+        lines.append("config warnings: " + "; ".join(rt.loaded.warnings))
+        data["config_warnings"] = list(rt.loaded.warnings)
+    return CommandResult("\n".join(lines), level, data)
+
+
+def _last_receipt(rt: SessionRuntime) -> dict[str, Any] | None:
+    try:
+        from ..queue.receipts import read_receipts
+
+        receipts = read_receipts(rt.receipts_path)
+    except Exception:
+        return None
+    return receipts[0] if receipts else None
+
+
+def cmd_init(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    usage = "/hindsight:init [--force]"
+    if any(a != "--force" for a in argv):
+        return _usage(usage)
+    rt.ensure_state_dir()
+    path = rt.state_dir / "config.toml"
+    backup = None
+    if path.exists():
+        if "--force" not in argv:
+            return CommandResult(f"{path} exists; re-run with --force to replace it (a backup is kept)", "warning")
+        backup = path.with_name(f"config.toml.bak-{int(time.time())}")
+        shutil.copy2(path, backup)
+    assert rt.identity is not None
+    bank = rt.identity.project_bank_id or ""
+    url = rt.cfg.hindsight.base_url or "http://localhost:8888"
+    text = (
+        "# hindsight-hooks project config (keys: see the README)\n"
+        f"# backend = \"hindsight\"\n# [hindsight]\n# base_url = \"{url}\"\n\n"
+        "[banks.project]\n"
+        f"bank_id = \"{bank}\"\n"
+    )
+    from ..fsutil import atomic_write_text
+
+    atomic_write_text(path, text, mode=0o644)
+    msg = f"wrote {path} (project bank {bank})" + (f"; previous file kept as {backup}" if backup else "")
+    return CommandResult(msg, "info", {"path": str(path), "bank_id": bank, "backup": str(backup) if backup else None})
+
+
+def cmd_session(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    f = _session_facts(rt)
+    text = (
+        f"mode={f['mode']} recall={f['recall']} retain={f['retain']} next_retain={f['next_retain']} "
+        f"tags={','.join(f['tags']) or 'none'}\n{f['label']}"
+    )
+    if rt.cfg.user_retain.mode == "router":
+        text += "\nuser_retain=router"
+    return CommandResult(text, "warning" if f["failed_closed"] else "info", f)
+
+
+def cmd_mode(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    usage = "/hindsight:mode normal|read-only|ignored"
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    if len(argv) != 1:
+        return _usage(usage)
+    if argv[0] == "tools-only":
+        return _usage(usage, "tools-only is reserved and not available")
+    if argv[0] not in MODES:
+        return _usage(usage, f"unknown mode {argv[0]!r}")
+    assert rt.meta is not None
+    rt.meta.set_mode(argv[0])
+    f = _session_facts(rt)
+    rt.set_activity("idle")
+    return CommandResult(f"mode={f['mode']} recall={f['recall']} retain={f['retain']}\n{f['label']}", "info", f)
+
+
+def cmd_next_opt_out(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    if argv:
+        return _usage("/hindsight:next-opt-out")
+    assert rt.meta is not None
+    rt.meta.set_next_opt_out()
+    return CommandResult("the next agent run skips automatic retain (next_retain=off)", "info",
+                         {"next_retain": "off"})
+
+
+def cmd_retain(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    usage = "/hindsight:retain on|off"
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    if len(argv) != 1 or argv[0] not in ("on", "off"):
+        return _usage(usage)
+    assert rt.meta is not None
+    rt.meta.set_retain(argv[0] == "on")
+    f = _session_facts(rt)
+    data = {"requested": argv[0], "effective": f["retain"], "mode": f["mode"]}
+    return CommandResult(f"requested={argv[0]} effective={f['retain']} mode={f['mode']}", "info", data)
+
+
+def cmd_tag(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    usage = "/hindsight:tag add|remove <tag>"
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    if len(argv) < 2 or argv[0] not in ("add", "remove"):
+        return _usage(usage)
+    from ..governance.session_meta import TagError
+
+    tag = " ".join(argv[1:])
+    assert rt.meta is not None
+    try:
+        if argv[0] == "add":
+            rt.meta.add_tag(tag)
+        else:
+            rt.meta.remove_tag(tag)
+    except TagError as exc:
+        return CommandResult(f"tag not changed: {exc}", "warning", {"tags": list(rt.meta.read().record.tags)})
+    tags = list(rt.meta.read().record.tags)
+    return CommandResult(f"tags: {', '.join(tags) or 'none'}", "info", {"tags": tags})
+
+
+def cmd_last_recall(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if any(a != "--json" for a in argv):
+        return _usage("/hindsight:last-recall [--json]")
+    import json
+
+    path = rt.resolve_path(rt.cfg.recall.last_recall_path)
+    if not path.exists():
+        return CommandResult("no snapshot; enable `recall.store_last_recall`", "info", {"path": str(path)})
+    try:
+        raw = path.read_text(encoding="utf-8")
+        snap = json.loads(raw)
+        if not isinstance(snap, dict):
+            raise ValueError("not an object")
+    except Exception as exc:
+        return CommandResult(f"snapshot {path} is unreadable: {redact_error(exc)}", "warning", {"path": str(path)})
+    if "--json" in argv:
+        return CommandResult(raw, "info", snap)
+    blocks = snap.get("blocks") or []
+    failures = snap.get("failures") or []
+    memories = sum(int(b.get("memory_count", 0)) for b in blocks if isinstance(b, dict))
+    query = str(snap.get("query", ""))
+    lines = [
+        f"created_at: {snap.get('created_at')}",
+        f"memories: {memories}",
+        "banks: " + (",".join(f"{b.get('bank_id')}:{b.get('memory_count', 0)}" for b in blocks) or "none"),
+        f"failed: {snap.get('failed', 0)}",
+    ]
+    if failures:
+        lines.append("failures: " + ",".join(f"{f.get('bank_id')}:{f.get('error')}" for f in failures))
+    lines.append(f"query: {query[:180]}")
+    lines.append(f"path: {path}")
+    lines.append("visibility only, not a provider cache")
+    return CommandResult("\n".join(lines), "info", {"path": str(path), "memories": memories})
+
+
+def cmd_recall_cleanup(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    from .recall_cleanup import recall_cleanup
+
+    return recall_cleanup(rt, argv)
+
+
+def cmd_queue(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    usage = "/hindsight:queue [--jobs] [--json] [--requeue-dead]"
+    if any(a not in ("--jobs", "--json", "--requeue-dead") for a in argv):
+        return _usage(usage)
+    import json
+
+    queue = rt.queue()
+    if "--requeue-dead" in argv:
+        n = queue.requeue_dead()
+        return CommandResult(f"requeued {n} dead-letter job(s)", "info", {"requeued": n})
+    rep = queue.report()
+    data: dict[str, Any] = dict(rep)
+    if "--jobs" in argv:
+        data["jobs"] = queue.jobs_view()
+    active, dead = rep.get("active", {}), rep.get("dead_letter", {})
+    warn = bool(dead.get("valid") or active.get("malformed") or active.get("error") or dead.get("malformed"))
+    if "--json" in argv:
+        return CommandResult(json.dumps(data, indent=2, default=str), "warning" if warn else "info", data)
+    lines = [
+        f"active: {active.get('valid', 0)} (due {active.get('due', 0)}, waiting {active.get('waiting', 0)})",
+        f"dead-letter: {dead.get('valid', 0)}",
+        f"malformed: {active.get('malformed', 0)}",
+        f"next attempt: {active.get('next_attempt_at') or '-'}",
+        f"last error: {redact_text(str(active.get('last_error') or rt.last_error or '-'))}",
+        f"last outcome: {rep.get('last_outcome') or rt.last_outcome or '-'}",
+        f"path: {rep.get('queue_path')}",
+    ]
+    if active.get("error"):
+        lines.append(f"error: {active.get('error')}")
+    if "--jobs" in argv:
+        for j in data["jobs"]:
+            lines.append(
+                f"- {j.get('id')} bank={j.get('bank_id')} source={j.get('source')} attempts={j.get('attempts')} "
+                f"next={j.get('next_attempt_at') or '-'} items={len(j.get('items', []))}"
+            )
+    return CommandResult("\n".join(lines), "warning" if warn else "info", data)
+
+
+def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if argv:
+        return _usage("/hindsight:flush")
+    blocked = _need_enabled(rt)
+    if blocked:
+        return blocked
+    from .delivery import deliver
+
+    report = deliver(rt, banks=None, budget_ms=120_000, force=True, warn=False)
+    if report.error:
+        return CommandResult(f"flush failed: {report.error}", "error", {"error": report.error})
+    data = {
+        "sent": report.sent,
+        "dead_lettered": report.dead_lettered,
+        "remaining": report.remaining,
+        "quarantined": report.malformed,
+        "waiting": report.waiting,
+        "errors": report.errors,
+    }
+    text = (
+        f"sent {report.sent}, dead-lettered {report.dead_lettered}, remaining {report.remaining}, "
+        f"quarantined {report.malformed}, waiting {report.waiting}"
+    )
+    if report.errors:
+        text += "\n" + "\n".join(f"{b}: {e}" for b, e in report.errors.items())
+    level = "warning" if (report.remaining or report.dead_lettered or report.malformed) else "info"
+    return CommandResult(text, level, data)
+
+
+def cmd_doctor(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if any(a not in ("--json", "--fix") for a in argv):
+        return _usage("/hindsight:doctor [--json] [--fix]")
+    from .doctor import run_doctor
+
+    return run_doctor(rt, fix="--fix" in argv, as_json="--json" in argv)
+
+
+def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if not argv:
+        return _usage("/hindsight:route <text>")
+    from ..governance.router import route
+
+    decision = route(" ".join(argv), "", rt.cfg, project_bank=rt.project_bank(), user_bank=rt.user_bank())
+    lines = [
+        f"route: {decision['route']} (confidence {decision['confidence']})",
+        f"reason: {decision['reason']}",
+        f"writes: {', '.join(decision['writes']) or 'none'}",
+    ]
+    for note in decision.get("safety_notes", []):
+        lines.append(f"note: {note}")
+    return CommandResult("\n".join(lines), "info", decision)
+
+

@@ -1,0 +1,108 @@
+"""Deliver queued jobs now, within a budget, and tell the user the truth about it.
+
+Shared by auto-retain, the retain tools, commands, import and the timers: one place flushes,
+writes receipts, records the last error and keeps failures visible (status, one notice per
+streak) without ever raising into the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..governance.redact import redact_error
+
+if TYPE_CHECKING:
+    from ..queue import FlushResult
+    from .runtime import SessionRuntime
+
+
+@dataclass
+class DeliveryReport:
+    sent: int = 0
+    remaining: int = 0
+    dead_lettered: int = 0
+    malformed: int = 0
+    waiting: int = 0
+    delivered: list[dict[str, Any]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    result: FlushResult | None = None
+
+    def delivered_job(self, job_id: str) -> dict[str, Any] | None:
+        for d in self.delivered:
+            if d.get("queue_job_id") == job_id:
+                return d
+        return None
+
+
+def deliver(
+    rt: SessionRuntime,
+    *,
+    banks: set[str] | None,
+    budget_ms: int | None,
+    max_jobs: int | None = None,
+    force: bool = False,
+    warn: bool = True,
+) -> DeliveryReport:
+    """Flush (a subset of) the queue and report; failures become status + notices, never raises."""
+    report = DeliveryReport()
+    backend = rt.backend()
+    if backend is None:
+        report.error = rt.backend_error or rt.not_initialised_message()
+        return report
+    request_ms = rt.cfg.hindsight.timeout_ms if rt.backend_kind == "hindsight" else None
+    try:
+        result = rt.queue().flush(
+            backend,
+            ensure_bank=rt.ensure_bank,
+            max_jobs=max_jobs,
+            max_elapsed_ms=budget_ms,
+            force=force,
+            banks=banks,
+            request_timeout_ms=request_ms,
+        )
+    except Exception as exc:
+        report.error = redact_error(exc)
+        rt.last_error = report.error
+        if warn:
+            rt.warn_once("flush", f"retain delivery failed: {report.error}; jobs stay queued on disk")
+        return report
+    report.result = result
+    report.sent = result.sent
+    report.remaining = result.remaining
+    report.dead_lettered = result.dead_lettered
+    report.malformed = result.malformed
+    report.waiting = result.waiting
+    report.delivered = list(result.delivered)
+    report.errors = dict(result.errors)
+    if result.outcome:
+        rt.last_outcome = dict(result.outcome)
+    _write_receipts(rt, report.delivered)
+    for bank_id, err in report.errors.items():
+        rt.last_error = err
+        if warn:
+            rt.warn_once(
+                f"deliver:{bank_id}",
+                f"retain to bank {bank_id} failed: {err}; the job stays queued and will be retried",
+            )
+    if report.sent and not report.errors:
+        for bank_id in banks or set():
+            rt.notifier.success(f"deliver:{bank_id}")
+        rt.notifier.success("flush")
+    if report.dead_lettered and warn:
+        rt.warn_once("dead-letter", f"{report.dead_lettered} retain job(s) moved to the dead-letter file")
+    if report.malformed and warn:
+        rt.warn_once("malformed", f"{report.malformed} malformed queue line(s) quarantined")
+    return report
+
+
+def _write_receipts(rt: SessionRuntime, delivered: list[dict[str, Any]]) -> None:
+    if not delivered:
+        return
+    try:
+        from ..queue.receipts import record_deliveries
+
+        record_deliveries(rt.receipts_path, delivered)
+    except Exception as exc:
+        rt.warn_once("receipts", f"could not write retain receipts: {redact_error(exc)}")

@@ -1,0 +1,228 @@
+"""``context``: automatic recall (BEHAVIOUR.md §5). Always fails open, always bounded.
+
+One recall per scope runs in parallel under a single ``recall.timeout_ms`` deadline; a bank
+that fails is isolated (the others still render), a bank that timed out or could not be
+reached cools down so a dead server costs one bounded wait, not one per turn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ..backends.base import BackendError, MemoryBackend, RecallRequest
+from ..governance import identity as ident
+from ..governance.redact import redact_error
+from ..governance.session_meta import effective
+from ..hooks import Message
+from .injected import is_injected
+from .recall_cache import RecallCache
+from .recall_query import compose_query
+from .render import BankBlock, inject, quality_filter, render_block
+
+if TYPE_CHECKING:
+    from .runtime import SessionRuntime
+
+_CACHE = RecallCache()
+_EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="hindsight-recall")
+_POLL_S = 0.02
+
+
+@dataclass
+class Scope:
+    kind: str  # "project" | "user"
+    bank_id: str
+    tag_groups: list[dict[str, Any]] | None
+
+
+def scopes_for(rt: SessionRuntime) -> list[Scope]:
+    """The read scopes in order: project, then user."""
+    out: list[Scope] = []
+    if rt.identity is None:
+        return out
+    project = rt.project_bank()
+    if project:
+        out.append(Scope("project", project, ident.project_scope_groups(rt.identity.repo_key)))
+    user = rt.user_bank()
+    if user:
+        out.append(Scope("user", user, ident.user_scope_groups(rt.cfg, rt.identity.host) or None))
+    return out
+
+
+def _last_user_content(msgs: list[Message]) -> Any:
+    for m in reversed(msgs):
+        if m.get("role") == "user" and not is_injected(m):
+            return m.get("content")
+    return None
+
+
+def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | None:
+    cfg = rt.cfg
+    rc = cfg.recall
+    if not rt.enabled or not rc.enabled or rt.backend_kind == "off":
+        return None
+    if rt.ctx.is_subagent:
+        return None
+    if rt.meta is not None and not effective(rt.meta.read().record).recall:
+        return None
+    scopes = scopes_for(rt)
+    if not scopes:
+        return None
+    if rt.ctx.signal.is_set():
+        rt.set_activity("idle")
+        return None
+    if rc.injection_position == "append" and (not messages or messages[-1].get("role") != "user"):
+        return None
+    active = [s for s in scopes if not rt.in_cooldown(s.bank_id)]
+    if not active:
+        rt.set_activity("offline")
+        return None
+
+    clean = [m for m in messages if not is_injected(m)]
+    key = _CACHE.key(
+        [[s.bank_id, s.tag_groups] for s in active] + [rt.backend_key],
+        _last_user_content(clean),
+    )
+    hit = _CACHE.get(key)
+    if hit is not None:
+        rt.set_activity(f"recalled:{hit.count}")
+        return inject(messages, hit.render, hit.timestamp_ms, rc.injection_position) if hit.render else None
+
+    backend = rt.backend()
+    if backend is None:
+        rt.set_activity("offline")
+        rt.warn_once("backend", f"memory backend unavailable: {rt.backend_error or 'not initialised'}")
+        return None
+
+    rt.set_activity("recalling")
+    blocks, failures, aborted = _recall_all(rt, backend, active, clean)
+    if aborted:
+        rt.set_activity("idle")
+        return None
+    blocks = quality_filter(blocks)
+    models = _mental_models_text(rt)
+    render = render_block(blocks, top_k=rc.top_k, mental_models=models)
+    count = sum(min(len(b.hits), rc.top_k) for b in blocks)
+    all_failed = len(failures) == len(active)
+    timestamp_ms = int(time.time() * 1000)
+    if not all_failed:
+        _CACHE.put(key, render=render, blocks=blocks, failures=failures, timestamp_ms=timestamp_ms, count=count)
+    if failures and all_failed:
+        rt.warn_once("recall", "memory recall failed for every bank: " + "; ".join(
+            f"{f['bank_id']}: {f['error']}" for f in failures))
+    elif not failures:
+        rt.notifier.success("recall")
+    if count:
+        rt.set_activity(f"recalled:{count}")
+    else:
+        rt.set_activity("recall-failed" if failures else "no-memory")
+    if cfg.notifications.recall:
+        failed = ", ".join(f["bank_id"] for f in failures)
+        rt.info(
+            f"recalled {count} memories from {', '.join(s.bank_id for s in active)}"
+            + (f"; failed: {failed}" if failed else "")
+            if count
+            else "no matching memory"
+        )
+    if rc.store_last_recall:
+        _snapshot(rt, blocks, failures, render)
+    if not render:
+        return None
+    return inject(messages, render, timestamp_ms, rc.injection_position)
+
+
+def _recall_all(
+    rt: SessionRuntime, backend: MemoryBackend, scopes: list[Scope], msgs: list[Message]
+) -> tuple[list[BankBlock], list[dict[str, Any]], bool]:
+    """Run every scope at once under one deadline; abandon on timeout or ``ctx.signal``."""
+    rc = rt.cfg.recall
+    assert rt.identity is not None
+    deadline = time.monotonic() + rc.timeout_ms / 1000.0
+    abandon = threading.Event()
+    futures: list[tuple[Scope, str, Future[Any]]] = []
+    for scope in scopes:
+        composed = compose_query(
+            msgs, scope.kind, rc, repo_key=rt.identity.repo_key, cwd=rt.cwd  # type: ignore[arg-type]
+        )
+        query = composed.body if rt.backend_kind == "local" else composed.query
+        request = RecallRequest(
+            query=query,
+            budget=rc.budget,
+            max_tokens=rc.max_tokens,
+            types=list(rc.types) or None,
+            tag_groups=scope.tag_groups,
+            query_timestamp=rc.query_timestamp,
+            include_source_facts=rc.include_source_facts,
+            max_source_facts_tokens=rc.max_source_facts_tokens,
+            limit=rc.top_k,
+        )
+        fut = _EXECUTOR.submit(
+            backend.recall, scope.bank_id, request, max(0.001, deadline - time.monotonic()), abandon
+        )
+        futures.append((scope, composed.query, fut))
+
+    while True:
+        if rt.ctx.signal.is_set():
+            abandon.set()
+            return [], [], True
+        if all(f.done() for _, _, f in futures) or time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL_S)
+
+    blocks: list[BankBlock] = []
+    failures: list[dict[str, Any]] = []
+    for scope, query, fut in futures:
+        if not fut.done():
+            abandon.set()
+            failures.append(_failure(scope, query, "recall timed out", "timeout"))
+            rt.start_cooldown(scope.bank_id)
+            continue
+        try:
+            result = fut.result()
+        except BackendError as exc:
+            failures.append(_failure(scope, query, redact_error(exc), exc.kind))
+            if exc.kind in ("timeout", "transient"):
+                rt.start_cooldown(scope.bank_id)
+            continue
+        except Exception as exc:
+            failures.append(_failure(scope, query, redact_error(exc), "transient"))
+            continue
+        blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
+    abandon.set()
+    return blocks, failures, False
+
+
+def _failure(scope: Scope, query: str, error: str, kind: str) -> dict[str, Any]:
+    return {"bank_id": scope.bank_id, "query": query, "error": error, "kind": kind, "tag_groups": scope.tag_groups}
+
+
+def _mental_models_text(rt: SessionRuntime) -> str:
+    mm = rt.mental_models
+    if mm is None:
+        return ""
+    try:
+        return str(mm.render_for_context())
+    except Exception:
+        return ""
+
+
+def _snapshot(rt: SessionRuntime, blocks: list[BankBlock], failures: list[dict[str, Any]], render: str) -> None:
+    from .snapshot import write_snapshot
+
+    try:
+        rt.ensure_state_dir()
+        write_snapshot(
+            rt.resolve_path(rt.cfg.recall.last_recall_path),
+            created_at=datetime.now(UTC),
+            blocks=blocks,
+            failures=failures,
+            rendered=render,
+            store_failures=rt.cfg.recall.store_last_recall_failures,
+            top_k=rt.cfg.recall.top_k,
+        )
+    except Exception as exc:
+        rt.warn_once("snapshot", f"could not write the last-recall snapshot: {redact_error(exc)}")

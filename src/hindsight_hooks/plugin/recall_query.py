@@ -1,0 +1,239 @@
+"""Automatic-recall query composition (BEHAVIOUR.md §5.3) and recall-response reading (§5.4).
+
+The query is deterministic: the same transcript tail, config and clock always give the same
+text, so the recall cache (§5.2) and prompt caching upstream stay effective. Truncation
+always keeps the *newest* transcript text, because the last user turn is what the recall is
+for; the preamble/hints prefix survives whenever it leaves room for a useful tail.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..backends.base import MemoryHit
+from ..config_model import RecallConfig
+from ..hooks.messages import Message
+from .injected import is_injected
+
+QueryKind = Literal["project", "user"]
+
+EMPTY_BODY = "current coding task"
+"""The body used when no transcript text survives, so the query is never just a preamble."""
+
+MIN_TAIL_CHARS = 20
+"""Below this much room for the body, the prefix is sacrificed to keep the newest text."""
+
+# Host message role -> the `recall.roles` vocabulary (and the label written into the query).
+_ROLE_NAMES: dict[str, str] = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool",
+    "system": "system",
+}
+
+
+@dataclass(frozen=True)
+class ComposedQuery:
+    """One scope's recall query.
+
+    ``query`` is what Hindsight receives and what the snapshot shows; ``body`` is the
+    transcript part alone, which the local backend searches (a preamble would only add
+    noise to a bm25 match).
+    """
+
+    query: str
+    body: str
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _part_text(part: Any) -> str | None:
+    """The query text of one content part, or ``None`` for parts the query skips."""
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if kind == "text":
+        text = part.get("text")
+        return text if isinstance(text, str) else None
+    if kind == "image":
+        return "[image omitted]"
+    if kind == "toolCall":
+        name = part.get("name")
+        label = f"[toolCall {name if isinstance(name, str) else ''}]"
+        args = part.get("arguments")
+        if args not in (None, "", {}, []):
+            label += " " + _compact_json(args)
+        return label
+    return None  # thinking and unknown parts carry nothing we want to search for
+
+
+def message_query_text(msg: Message) -> str:
+    """The trimmed text a message contributes to the query (``""`` when it has none)."""
+    content = msg.get("content")
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, list):
+        return ""
+    pieces = [t for t in (_part_text(p) for p in content) if t is not None]
+    return "\n".join(pieces).strip()
+
+
+def _prefix_sections(kind: QueryKind, cfg: RecallConfig, repo_key: str, cwd: Path, now: datetime | None) -> list[str]:
+    sections: list[str] = []
+    preamble = cfg.project_query_preamble if kind == "project" else cfg.user_query_preamble
+    if preamble.strip():
+        sections.append(preamble.strip())
+    if cfg.include_date_in_query:
+        moment = now if now is not None else datetime.now(UTC)
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        sections.append(f"Current date: {moment:%Y-%m-%d}")
+    hints = f"Context hints: scope:{kind}"
+    if kind == "project" and cfg.include_repo_hints_in_query:
+        hints += f"; repo:{repo_key}; cwd:{Path(cwd).name}"
+    sections.append(hints)
+    return sections
+
+
+def compose_query(
+    messages: list[Message],
+    kind: QueryKind,
+    cfg: RecallConfig,
+    *,
+    repo_key: str,
+    cwd: Path,
+    now: datetime | None = None,
+) -> ComposedQuery:
+    """Build the recall query for one scope from the transcript tail (§5.3).
+
+    Injected recall blocks are never part of the query: recalling on our own previous
+    output would make memory echo itself.
+    """
+    wanted = set(cfg.roles)
+    lines: list[str] = []
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        role = _ROLE_NAMES.get(str(msg.get("role")))
+        if role is None or role not in wanted or is_injected(msg):
+            continue
+        text = message_query_text(msg)
+        if text:
+            lines.append(f"{role}: {text}")
+    turns = max(1, cfg.context_turns)
+    body = "\n".join(lines[-turns:]) or EMPTY_BODY
+
+    sections = _prefix_sections(kind, cfg, repo_key, cwd, now)
+    prefix = "\n\n".join(sections)
+    query = "\n\n".join([*sections, body])
+    limit = max(1, cfg.max_query_chars)
+    if len(query) > limit:
+        remaining = limit - len(prefix) - 2
+        if prefix and remaining >= MIN_TAIL_CHARS:
+            query = prefix + "\n\n" + body[-remaining:].lstrip()
+        else:
+            query = query[-limit:].lstrip()
+    if len(body) > limit:
+        body = body[-limit:].lstrip()
+    return ComposedQuery(query=query, body=body)
+
+
+# --- reading a Hindsight recall response (§5.4 "Reading results") -----------------------------
+
+
+def _result_items(payload: Any) -> list[Any]:
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, dict):
+        for key in ("results", "memories"):
+            items = payload.get(key)
+            if isinstance(items, list):
+                return items
+    return []
+
+
+def _fact_text(fact: Any) -> str | None:
+    if isinstance(fact, str):
+        return fact
+    if isinstance(fact, dict):
+        text = fact.get("text")
+        if isinstance(text, str):
+            return text
+        content = fact.get("content")
+        if isinstance(content, str):
+            return content
+    return None
+
+
+def _source_facts(payload: Any) -> dict[str, str]:
+    """The ``source_facts`` id → text map; a list of ``{id, text}`` objects is accepted too."""
+    facts = payload.get("source_facts") if isinstance(payload, dict) else None
+    out: dict[str, str] = {}
+    if isinstance(facts, dict):
+        for fid, fact in facts.items():
+            text = _fact_text(fact)
+            if text is not None:
+                out[str(fid)] = text
+    elif isinstance(facts, list):
+        for fact in facts:
+            if isinstance(fact, dict) and fact.get("id") is not None:
+                text = _fact_text(fact)
+                if text is not None:
+                    out[str(fact["id"])] = text
+    return out
+
+
+def _item_text(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        text, content = item.get("text"), item.get("content")
+        for candidate in (text, content):
+            if isinstance(candidate, str) and candidate.strip():
+                return candidate
+        if isinstance(text, str) or isinstance(content, str):
+            return ""  # an explicitly blank memory stays blank (the quality filter drops it)
+    return _compact_json(item)
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None
+    return str(value)
+
+
+def read_results(payload: Any) -> list[MemoryHit]:
+    """Turn a raw Hindsight recall response into hits, tolerating every shape seen in the wild.
+
+    Results come from ``results``, else ``memories``, else a bare array. Evidence is the text of
+    each ``source_fact_ids`` entry found in the ``source_facts`` map; unknown ids are skipped.
+    Never raises on odd input: a response we cannot read is simply empty.
+    """
+    facts = _source_facts(payload)
+    hits: list[MemoryHit] = []
+    for item in _result_items(payload):
+        hit = MemoryHit(text=_item_text(item))
+        if isinstance(item, dict):
+            hit.id = _opt_str(item.get("id"))
+            hit.type = _opt_str(item.get("type"))
+            hit.mentioned_at = _opt_str(item.get("mentioned_at"))
+            hit.document_id = _opt_str(item.get("document_id"))
+            tags = item.get("tags")
+            if isinstance(tags, list):
+                hit.tags = [t for t in tags if isinstance(t, str)]
+            score = item.get("score")
+            if isinstance(score, int | float) and not isinstance(score, bool):
+                hit.score = float(score)
+            ids = item.get("source_fact_ids")
+            if isinstance(ids, list):
+                hit.evidence = [facts[str(fid)] for fid in ids if str(fid) in facts]
+        hits.append(hit)
+    return hits

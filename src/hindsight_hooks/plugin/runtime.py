@@ -1,0 +1,217 @@
+"""Everything one host session needs, resolved once at ``session_start`` (or lazily).
+
+``SessionRuntime`` owns the effective config, the identity (banks, tags, sid), the state
+folder, the backend, the queue and the cursor store. Hooks, commands and tools all go
+through it so that each of them sees the same facts and the same failure streaks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..backends.base import BackendError, BankSpec, MemoryBackend
+from ..config import LoadedConfig, load_config, resolve_api_key, resolve_local_path, resolve_path
+from ..config_model import Config
+from ..fsutil import ensure_private_dir
+from ..governance import identity as ident
+from ..governance.redact import redact_error
+from ..governance.session_meta import SessionMetaStore
+from ..hooks import HostContext
+from .notices import StreakNotifier, safe_notify, safe_status
+from .status import StatusLine
+
+if TYPE_CHECKING:
+    from ..queue import RetainQueue
+    from .cursor import CursorStore
+
+STATE_DIR_NAME = ".hindsight"
+STARTUP_ENSURE_MS = 5000
+
+_ensured_lock = threading.Lock()
+_ensured: set[tuple[str, str]] = set()
+_ENSURED_MAX = 10_000
+
+
+def _memo_ensured(backend_key: str, bank_id: str) -> None:
+    with _ensured_lock:
+        if len(_ensured) >= _ENSURED_MAX:
+            for item in sorted(_ensured)[: _ENSURED_MAX // 2]:
+                _ensured.discard(item)
+        _ensured.add((backend_key, bank_id))
+
+
+def _is_ensured(backend_key: str, bank_id: str) -> bool:
+    with _ensured_lock:
+        return (backend_key, bank_id) in _ensured
+
+
+class SessionRuntime:
+    """The resolved session: config, identity, backend, queue, cursor, meta, status."""
+
+    def __init__(self, ctx: HostContext, *, env: dict[str, str] | None = None) -> None:
+        self.ctx = ctx
+        self.env: dict[str, str] = dict(os.environ) if env is None else env
+        self.cwd = Path(os.path.realpath(ctx.cwd))
+        self.loaded: LoadedConfig = load_config(self.cwd, env=self.env)
+        self.cfg: Config = self.loaded.config
+        self.backend_kind = "off" if self.loaded.error else self.cfg.effective_backend()
+        self.enabled = self.backend_kind != "off"
+        self.notifier = StreakNotifier()
+        self.connection = "idle"
+        self.last_error: str | None = None
+        self.last_outcome: dict[str, Any] | None = None
+        self.cooldown_until: dict[str, float] = {}
+        self._backend: MemoryBackend | None = None
+        self._backend_error: str | None = None
+        self._backend_lock = threading.Lock()
+        self._queue: RetainQueue | None = None
+        self._cursors: CursorStore | None = None
+        self.closed = False
+        self.flusher: Any = None
+        self.mental_models: Any = None
+        self.state_dir = self.cwd / STATE_DIR_NAME
+        self.identity: ident.Identity | None = None
+        self.meta: SessionMetaStore | None = None
+        self.status = StatusLine(self.cfg.status, "")
+        if self.enabled:
+            self.identity = ident.resolve_identity(ctx, self.cfg)
+            label = (self.identity.project_bank_id or "").removeprefix("hh-project-")
+            self.status = StatusLine(self.cfg.status, label)
+            self.meta = SessionMetaStore(self.state_dir / "session-meta", self.identity.sid)
+
+    # -- state folder -----------------------------------------------------------------------
+    def ensure_state_dir(self) -> Path:
+        return ensure_private_dir(self.state_dir, gitignore=True)
+
+    def resolve_path(self, configured: str) -> Path:
+        """A configured path: ``$VAR`` and ``~`` expanded, relative paths under the project cwd."""
+        return resolve_path(configured, self.cwd, self.env)
+
+    # -- backend ----------------------------------------------------------------------------
+    @property
+    def backend_key(self) -> str:
+        if self.backend_kind == "hindsight":
+            return "hindsight:" + self.cfg.hindsight_base_url()
+        return "local:" + str(self.local_path)
+
+    @property
+    def local_path(self) -> Path:
+        return resolve_local_path(self.cfg, self.env, cwd=self.cwd)
+
+    def backend(self) -> MemoryBackend | None:
+        """The backend, built on first use; ``None`` (with the reason kept) when it cannot be."""
+        if not self.enabled:
+            return None
+        with self._backend_lock:
+            if self._backend is None and self._backend_error is None:
+                from ..backends.factory import make_backend
+
+                try:
+                    self._backend = make_backend(
+                        self.cfg,
+                        api_key=resolve_api_key(self.cfg, self.env),
+                        local_path=self.local_path,
+                    )
+                except Exception as exc:
+                    self._backend_error = redact_error(exc)
+            return self._backend
+
+    @property
+    def backend_error(self) -> str | None:
+        return self._backend_error
+
+    def not_initialised_message(self) -> str:
+        if self.backend_kind == "local":
+            return "Local memory backend is not initialised for this session."
+        return "Hindsight backend is not initialised for this session."
+
+    def bank_spec(self, bank_id: str) -> BankSpec:
+        role = "user" if self.identity is not None and bank_id == self.identity.user_bank_id else "project"
+        return ident.bank_spec(self.cfg, role)
+
+    def ensure_bank(self, bank_id: str, timeout_s: float | None = None) -> None:
+        """Create the bank if missing, at most once per process after a success."""
+        backend = self.backend()
+        if backend is None:
+            raise BackendError("ensure bank", "permanent", self.not_initialised_message())
+        if _is_ensured(self.backend_key, bank_id):
+            return
+        backend.ensure_bank(bank_id, self.bank_spec(bank_id), timeout_s=timeout_s)
+        _memo_ensured(self.backend_key, bank_id)
+
+    def forget_ensured(self, bank_id: str) -> None:
+        with _ensured_lock:
+            _ensured.discard((self.backend_key, bank_id))
+
+    # -- queue and cursor -------------------------------------------------------------------
+    def queue(self) -> RetainQueue:
+        if self._queue is None:
+            from ..queue import RetainQueue
+
+            self._queue = RetainQueue(self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue)
+        return self._queue
+
+    def cursors(self) -> CursorStore:
+        if self._cursors is None:
+            from .cursor import CursorStore
+
+            self._cursors = CursorStore(self.state_dir / "retain-cursors.json", self.cfg.queue.lock_timeout_ms)
+        return self._cursors
+
+    @property
+    def receipts_path(self) -> Path:
+        return self.state_dir / "retain-receipts.json"
+
+    # -- banks ------------------------------------------------------------------------------
+    def project_bank(self) -> str | None:
+        if self.identity is None or not self.cfg.banks.project.enabled:
+            return None
+        return self.identity.project_bank_id
+
+    def user_bank(self) -> str | None:
+        return None if self.identity is None else self.identity.user_bank_id
+
+    # -- status -----------------------------------------------------------------------------
+    def set_activity(self, activity: str) -> None:
+        mode = None
+        if self.meta is not None and activity in ("idle", "connected"):
+            mode = self.meta.read().record.mode
+        text = self.status.text(activity, mode)
+        if text is not None or self.status.should_clear():
+            safe_status(self.ctx.ui, "hindsight", text)
+
+    def warn_once(self, key: str, text: str) -> None:
+        self.notifier.failure(self.ctx.ui, key, text)
+
+    def info(self, text: str) -> None:
+        safe_notify(self.ctx.ui, text, "info")
+
+    def in_cooldown(self, bank_id: str) -> bool:
+        until = self.cooldown_until.get(bank_id)
+        return until is not None and time.monotonic() < until
+
+    def start_cooldown(self, bank_id: str) -> None:
+        self.cooldown_until[bank_id] = time.monotonic() + self.cfg.recall.failure_cooldown_ms / 1000.0
+
+    # -- teardown ---------------------------------------------------------------------------
+    def close_quietly(self) -> None:
+        self.closed = True
+        try:
+            if self.flusher is not None:
+                self.flusher.stop(1.0)
+        except Exception:
+            pass
+        try:
+            if self._queue is not None:
+                self._queue.close()
+        except Exception:
+            pass
+        try:
+            if self._backend is not None:
+                self._backend.close()
+        except Exception:
+            pass

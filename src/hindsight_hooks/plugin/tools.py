@@ -1,0 +1,413 @@
+"""The model-facing tools (BEHAVIOUR.md §11): retain, retain_global, recall, reflect, memory_edit.
+
+Tools never raise and never claim a write that did not happen: explicit retains go through the
+durable queue first, are delivered at once only when they head their bank's queue (so a
+backlog never burns retries), and report stored / queued / failed truthfully per backend.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest
+from ..governance import identity as ident
+from ..governance.redact import redact_error
+from ..governance.session_meta import effective
+from ..hooks import HostContext, Tool, ToolResult
+from .delivery import deliver
+from .injected import strip_injected_blocks
+from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, iso_now, new_job
+from .runtime import SessionRuntime
+from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
+
+RuntimeFor = Callable[[HostContext], SessionRuntime]
+
+RETAIN_DESC = (
+    "Store durable facts in long-term memory. Each item must be specific and self-contained "
+    "(who/what/when/why); batch related facts in one call; do not store ephemeral task state."
+)
+RETAIN_GLOBAL_DESC = (
+    "Store durable cross-project facts in the user's memory bank: identity, preferences and "
+    "workflows that hold across projects. Items must be self-contained."
+)
+RECALL_DESC = (
+    "Search long-term memory and return raw matching memories. Use it proactively before "
+    "answering questions that past sessions may have settled."
+)
+REFLECT_DESC = "Ask long-term memory a question and get a synthesised answer over what it holds."
+EDIT_DESC = "Update, forget or invalidate one local memory. Use only ids that hindsight_recall returned."
+NO_REFLECT = "No relevant information found to reflect on."
+
+
+def build_tools(runtime_for: RuntimeFor) -> list[Tool]:
+    """The tools to register for a session; none when memory is off."""
+    tools = [
+        Tool("hindsight_retain", RETAIN_DESC, RetainParams, lambda p, c: _guard(runtime_for, c, _retain, p)),
+        Tool(
+            "hindsight_retain_global",
+            RETAIN_GLOBAL_DESC,
+            RetainGlobalParams,
+            lambda p, c: _guard(runtime_for, c, _retain_global, p),
+        ),
+        Tool("hindsight_recall", RECALL_DESC, RecallParams, lambda p, c: _guard(runtime_for, c, _recall, p)),
+        Tool("hindsight_reflect", REFLECT_DESC, ReflectParams, lambda p, c: _guard(runtime_for, c, _reflect, p)),
+        Tool("memory_edit", EDIT_DESC, MemoryEditParams, lambda p, c: _guard(runtime_for, c, _memory_edit, p)),
+    ]
+    return tools
+
+
+def tools_available(rt: SessionRuntime) -> set[str]:
+    """Names offered for this session (memory_edit only on the local backend)."""
+    if not rt.enabled:
+        return set()
+    names = {"hindsight_retain", "hindsight_retain_global", "hindsight_recall", "hindsight_reflect"}
+    if rt.backend_kind == "local":
+        names.add("memory_edit")
+    return names
+
+
+def _guard(runtime_for: RuntimeFor, ctx: HostContext, fn: Callable[[SessionRuntime, Any], ToolResult], params: Any) -> ToolResult:
+    try:
+        rt = runtime_for(ctx)
+        if not rt.enabled:
+            return ToolResult.error("memory is disabled for this session (enabled=false or backend=off)", "disabled")
+        if ctx.signal.is_set():
+            return ToolResult.error("request aborted", "aborted")
+        return fn(rt, params)
+    except BackendError as exc:
+        return ToolResult.error(redact_error(exc), exc.kind)
+    except Exception as exc:
+        return ToolResult.error(redact_error(exc), "internal")
+
+
+# -- gates ------------------------------------------------------------------------------------
+def _read_gate(rt: SessionRuntime) -> ToolResult | None:
+    if rt.meta is None:
+        return None
+    eff = effective(rt.meta.read().record)
+    if eff.mode == "ignored":
+        return ToolResult.error("recall disabled for this session", "disabled")
+    return None
+
+
+def _write_gate(rt: SessionRuntime, what: str) -> ToolResult | None:
+    if rt.meta is None:
+        return None
+    record = rt.meta.read().record
+    eff = effective(record)
+    if eff.mode == "ignored":
+        return ToolResult.error("retain disabled for this session", "disabled")
+    if record.retain_mode == "off" or not record.retained:
+        return ToolResult.error("retain disabled for this session", "disabled")
+    if eff.mode == "read-only":
+        try:
+            answer = rt.ctx.ui.select(f"Session is read-only. Allow {what}?", ["Allow", "Deny"])
+        except Exception:
+            answer = None
+        if answer != "Allow":
+            return ToolResult.error("retain refused: session is read-only", "disabled")
+    return None
+
+
+# -- retain -----------------------------------------------------------------------------------
+def _retain(rt: SessionRuntime, p: RetainParams) -> ToolResult:
+    role = "user" if p.bank in ("user", "global") else "project"
+    return _retain_to(rt, p, role, "hindsight_retain")
+
+
+def _retain_global(rt: SessionRuntime, p: RetainGlobalParams) -> ToolResult:
+    return _retain_to(rt, p, "user", "hindsight_retain_global")
+
+
+def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) -> ToolResult:
+    blocked = _write_gate(rt, tool)
+    if blocked is not None:
+        return blocked
+    assert rt.identity is not None
+    bank_id = rt.user_bank() if role == "user" else rt.project_bank()
+    if not bank_id:
+        if role == "user":
+            return ToolResult.error(
+                "no user bank is configured: set banks.user.enabled = true and banks.user.bank_id", "config"
+            )
+        return ToolResult.error("the project bank is disabled (banks.project.enabled = false)", "config")
+    if rt.backend() is None:
+        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+
+    default_context = rt.cfg.tools.retain_context or f"{rt.identity.host} explicit memory"
+    tags = base_tags(rt, list(p.tags or []))
+    meta = {k: v for k, v in (p.metadata or {}).items() if k not in RESERVED_METADATA}
+    meta.update(base_metadata(rt, "tool"))
+    meta.pop("imported", None)
+    timestamp = None if p.timestamp is None else p.timestamp
+    update_mode = p.update_mode or "replace"
+    entities = [e.model_dump(exclude_none=True) for e in p.entities] if p.entities else None
+    items: list[dict[str, Any]] = []
+    for n, it in enumerate(p.items, start=1):
+        content = strip_injected_blocks(it.content).strip()
+        if not content:
+            return ToolResult.error(f"items[{n - 1}].content is empty (after removing recalled memory blocks)", "invalid")
+        context = (it.context or "").strip() or default_context
+        doc_id = p.document_id or ident.explicit_document_id(rt.identity.sid, bank_id, content, context)
+        items.append(
+            build_item(
+                rt,
+                bank_id=bank_id,
+                content=content,
+                context=context,
+                document_id=doc_id,
+                update_mode=update_mode,
+                tags=tags,
+                metadata=meta,
+                timestamp=timestamp or iso_now(),
+                observation_scopes=p.observation_scopes,
+                entities=entities,
+            )
+        )
+    async_ = rt.cfg.retain.async_ if p.async_ is None else p.async_
+    job = new_job(rt, bank_id, "tool", items, async_)
+    rt.ensure_state_dir()
+    try:
+        enq = rt.queue().enqueue(job, coalesce=False)
+    except Exception as exc:
+        return ToolResult.error(f"could not queue the memory: {redact_error(exc)}", "queue")
+    n = len(items)
+    noun = "memory" if n == 1 else "memories"
+    doc_ids = list(dict.fromkeys(i["document_id"] for i in items))
+    delivered = False
+    error: str | None = None
+    delivered_entry: dict[str, Any] | None = None
+    if enq.bank_head:
+        report = deliver(rt, banks={bank_id}, budget_ms=rt.cfg.retain.flush_timeout_ms)
+        delivered_entry = report.delivered_job(enq.job_id)
+        delivered = delivered_entry is not None
+        error = report.errors.get(bank_id) or report.error
+    else:
+        error = rt.last_error
+    if rt.backend_kind == "local":
+        if delivered:
+            ids = list((delivered_entry or {}).get("unit_ids") or [])
+            rt.set_activity("retained")
+            return ToolResult.of_text(f"{n} {noun} stored.", count=n, bank_id=bank_id, ids=ids)
+        reason = error or "an earlier job for this bank is still queued"
+        text = f"{n} {noun} queued.\nThe local write did not happen now ({reason}); it stays queued and will be retried."
+        return ToolResult(
+            content=[{"type": "text", "text": text}],
+            details={"count": n, "stored": 0, "queued": True, "error": reason, "bank_id": bank_id},
+        )
+    details: dict[str, Any] = {
+        "count": n,
+        "bank_id": bank_id,
+        "queue_job_id": enq.job_id,
+        "document_ids": doc_ids,
+        "delivered": delivered,
+        "pending": not delivered,
+    }
+    if error and not delivered:
+        details["last_error"] = error
+    rt.set_activity("retained" if delivered else "retain-queued")
+    return ToolResult(content=[{"type": "text", "text": f"{n} {noun} queued."}], details=details)
+
+
+# -- recall -----------------------------------------------------------------------------------
+def _scope_for(rt: SessionRuntime, role: str) -> tuple[str, list[dict[str, Any]]] | None:
+    assert rt.identity is not None
+    if role == "project":
+        bank = rt.project_bank()
+        return (bank, ident.project_scope_groups(rt.identity.repo_key)) if bank else None
+    bank = rt.user_bank()
+    return (bank, ident.user_scope_groups(rt.cfg, rt.identity.host)) if bank else None
+
+
+def _banks_for(rt: SessionRuntime, bank: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    roles = ["project", "user"] if bank == "all" else ["user" if bank in ("user", "global") else "project"]
+    return [s for s in (_scope_for(rt, r) for r in roles) if s is not None]
+
+
+def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
+    blocked = _read_gate(rt)
+    if blocked is not None:
+        return blocked
+    backend = rt.backend()
+    if backend is None:
+        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    scopes = _banks_for(rt, p.bank)
+    if not scopes:
+        return ToolResult.error("no memory bank is configured for this scope", "config")
+    tools_cfg = rt.cfg.tools
+    timeout_s = rt.cfg.hindsight.timeout_ms / 1000.0
+    requests = []
+    for bank_id, scope_groups in scopes:
+        groups = ident.compose_tool_groups(scope_groups, p.tags, p.tags_match, p.tag_groups)
+        types = p.types if p.types is not None else list(tools_cfg.recall_types)
+        requests.append(
+            (
+                bank_id,
+                RecallRequest(
+                    query=p.query,
+                    budget=p.budget or tools_cfg.recall_budget,
+                    max_tokens=p.max_tokens if p.max_tokens is not None else tools_cfg.recall_max_tokens,
+                    types=list(types) or None,
+                    tag_groups=groups or None,
+                    query_timestamp=p.query_timestamp,
+                    include_source_facts=bool(p.include_source_facts),
+                    max_source_facts_tokens=p.max_source_facts_tokens or rt.cfg.recall.max_source_facts_tokens,
+                    limit=rt.cfg.local.recall_limit,
+                ),
+            )
+        )
+    results: list[tuple[str, list[MemoryHit] | None, str | None]] = []
+    with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+        futs = [(b, pool.submit(backend.recall, b, r, timeout_s, rt.ctx.signal)) for b, r in requests]
+        for bank_id, fut in futs:
+            try:
+                results.append((bank_id, list(fut.result().hits), None))
+            except Exception as exc:
+                results.append((bank_id, None, redact_error(exc)))
+    failures = [{"bank_id": b, "error": e} for b, _, e in results if e is not None]
+    if len(failures) == len(results):
+        return ToolResult.error("recall failed: " + "; ".join(f"{f['bank_id']}: {f['error']}" for f in failures))
+    hits = _merge_hits(rt, [h for _, hs, _ in results if hs for h in hs])
+    details: dict[str, Any] = {"failures": failures} if failures else {}
+    if not hits:
+        return ToolResult.of_text("No relevant memories found.", **details)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+    noun = "memory" if len(hits) == 1 else "memories"
+    bullets = [_local_bullet(h) if rt.backend_kind == "local" else _hindsight_bullet(h) for h in hits]
+    text = f"Found {len(hits)} relevant {noun} (as of {stamp} UTC):\n\n" + "\n\n".join(bullets)
+    return ToolResult.of_text(text, **details)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
+    seen_ids: set[str] = set()
+    seen_text: set[str] = set()
+    out: list[MemoryHit] = []
+    for h in hits:
+        key = _norm(h.text)
+        if rt.backend_kind == "local" and h.id is not None:
+            if h.id in seen_ids:
+                continue
+            seen_ids.add(h.id)
+        if key in seen_text:
+            continue
+        seen_text.add(key)
+        out.append(h)
+    if rt.backend_kind == "local":
+        out.sort(key=lambda h: -(h.score if h.score is not None else (h.importance or 0.0)))
+        out = out[: rt.cfg.local.recall_limit]
+    return out
+
+
+def _hindsight_bullet(h: MemoryHit) -> str:
+    line = f"- {h.text}"
+    if h.type:
+        line += f" [{h.type}]"
+    if h.mentioned_at:
+        line += f" ({h.mentioned_at})"
+    return line
+
+
+def _preview(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _local_bullet(h: MemoryHit) -> str:
+    line = f"- {_preview(h.text, 500)}"
+    line += f" (id: {h.id})" if h.id else " (id unavailable)"
+    if h.source:
+        line += f" [{h.source}]"
+    if h.created_at:
+        line += f" ({h.created_at[:10]})"
+    score = h.score if h.score is not None else h.importance
+    if score is not None:
+        line += f" c:{score:.1f}"
+    return line
+
+
+# -- reflect ----------------------------------------------------------------------------------
+def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
+    blocked = _read_gate(rt)
+    if blocked is not None:
+        return blocked
+    backend = rt.backend()
+    if backend is None:
+        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    scope = _scope_for(rt, "user" if p.bank in ("user", "global") else "project")
+    if scope is None:
+        return ToolResult.error("no memory bank is configured for this scope", "config")
+    bank_id, scope_groups = scope
+    groups = ident.compose_tool_groups(scope_groups, p.tags, p.tags_match, p.tag_groups)
+    timeout_s = rt.cfg.hindsight.timeout_ms / 1000.0
+    if rt.backend_kind == "hindsight":
+        try:
+            rt.ensure_bank(bank_id, timeout_s=timeout_s)
+        except Exception:
+            pass
+    result = backend.reflect(
+        bank_id,
+        ReflectRequest(
+            query=p.query,
+            budget=p.budget or rt.cfg.tools.recall_budget,
+            context=p.context,
+            max_tokens=p.max_tokens,
+            response_schema=p.response_schema,
+            include_facts=bool(p.include_facts),
+            tag_groups=groups or None,
+        ),
+        timeout_s=timeout_s,
+        signal=rt.ctx.signal,
+    )
+    text = (result.text or "").strip() or NO_REFLECT
+    details: dict[str, Any] = {}
+    if p.response_schema is not None and result.structured_output is not None:
+        details["structured_output"] = result.structured_output
+    return ToolResult.of_text(text, **details)
+
+
+# -- memory_edit ------------------------------------------------------------------------------
+def _memory_edit(rt: SessionRuntime, p: MemoryEditParams) -> ToolResult:
+    if rt.backend_kind != "local":
+        return ToolResult.error("memory_edit is only available with the local backend", "unsupported")
+    blocked = _write_gate(rt, "memory_edit")
+    if blocked is not None:
+        return blocked
+    if p.op == "update" and p.content is None and p.importance is None:
+        return ToolResult.error("memory_edit update requires content or importance.", "invalid")
+    backend: Any = rt.backend()
+    if backend is None:
+        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    from ..backends.tag_groups import match_tag_groups
+
+    for role in ("project", "user"):
+        scope = _scope_for(rt, role)
+        if scope is None:
+            continue
+        bank_id, groups = scope
+        unit = backend.get_unit(bank_id, p.id)
+        if unit is None:
+            continue
+        if groups and not match_tag_groups(unit.tags, groups):
+            return ToolResult.of_text(f"Memory {p.id} not_editable in bank {bank_id}.", status="not_editable")
+        if p.op == "update":
+            importance = None if p.importance is None else min(1.0, max(0.0, p.importance))
+            content = None if p.content is None else strip_injected_blocks(p.content)
+            ok = backend.update_unit(bank_id, p.id, content=content, importance=importance)
+            status = "updated" if ok else "not_found"
+        elif p.op == "forget":
+            status = "deleted" if backend.forget_unit(bank_id, p.id) else "not_found"
+        else:
+            ok = backend.invalidate_unit(bank_id, p.id, replacement_id=p.replacement_id)
+            status = "invalidated" if ok else "not_found"
+        return ToolResult.of_text(f"Memory {p.id} {status} in bank {bank_id}.", status=status, bank_id=bank_id)
+    bank = rt.project_bank() or rt.user_bank() or "?"
+    return ToolResult.of_text(f"Memory {p.id} not_found in bank {bank}.", status="not_found")
+
+

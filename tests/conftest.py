@@ -1,0 +1,102 @@
+"""Suite-wide fixtures. The real Hindsight server is started only when a test asks for it.
+
+``hindsight_url`` is session-scoped: ``HINDSIGHT_TEST_URL`` when set (``scripts/test`` exports
+it), else ``scripts/hindsight-test-server start`` (idempotent; the URL is its last stdout
+line). A server that cannot be started FAILS the requesting tests: integration tests are
+never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_SCRIPT = ROOT / "scripts" / "hindsight-test-server"
+START_TIMEOUT_S = 600
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _start_server() -> str:
+    if not SERVER_SCRIPT.exists():
+        pytest.fail(f"{SERVER_SCRIPT} is missing: cannot start the Hindsight test server", pytrace=False)
+    if os.access(SERVER_SCRIPT, os.X_OK):
+        cmd = [str(SERVER_SCRIPT), "start"]
+    else:
+        cmd = [shutil.which("python3") or sys.executable, str(SERVER_SCRIPT), "start"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=START_TIMEOUT_S, cwd=ROOT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        pytest.fail(f"hindsight-test-server start timed out after {START_TIMEOUT_S}s:\n{_tail(err)}", pytrace=False)
+    lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0 or not lines or not lines[-1].startswith("http"):
+        pytest.fail(
+            f"hindsight-test-server start failed (exit {proc.returncode}):\n{_tail(proc.stderr)}\n{_tail(proc.stdout, 5)}",
+            pytrace=False,
+        )
+    return lines[-1].rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def hindsight_url() -> str:
+    """Base URL of a real Hindsight 1.1.0 server (mock LLM, fake embeddings) on loopback."""
+    url = os.environ.get("HINDSIGHT_TEST_URL", "").strip()
+    return url.rstrip("/") if url else _start_server()
+
+
+@pytest.fixture(scope="session")
+def hindsight_backend(hindsight_url: str) -> Iterator[Any]:
+    """One ``HindsightBackend`` for the session, like the plugin's one-per-process client."""
+    from hindsight_hooks.backends.hindsight import HindsightBackend
+
+    backend = HindsightBackend(hindsight_url, timeout_ms=30000)
+    try:
+        backend.health(timeout_s=10)
+    except Exception as exc:  # the URL came from the env or the script, but nothing answers
+        pytest.fail(f"Hindsight test server at {hindsight_url} is not healthy: {exc}", pytrace=False)
+    yield backend
+    backend.close()
+
+
+def unique_bank_id(prefix: str = "hh-test") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def make_bank(hindsight_backend: Any) -> Iterator[Callable[..., str]]:
+    """Factory for a fresh bank per call, deleted after the test.
+
+    Defaults to ``retain_extraction_mode="verbatim"`` and observations off: with the mock LLM,
+    ``concise`` stores prompt boilerplate as facts and consolidation invents observations,
+    so neither would let a test assert on what it stored (DESIGN.md, ADR 010).
+    """
+    from hindsight_hooks.backends.base import BankSpec
+
+    created: list[str] = []
+
+    def make(prefix: str = "hh-test", **spec: Any) -> str:
+        spec.setdefault("retain_extraction_mode", "verbatim")
+        spec.setdefault("enable_observations", False)
+        bank_id = unique_bank_id(prefix)
+        assert hindsight_backend.ensure_bank(bank_id, BankSpec(**spec), timeout_s=30) is True
+        created.append(bank_id)
+        return bank_id
+
+    yield make
+    for bank_id in created:
+        try:
+            hindsight_backend.delete_bank(bank_id, timeout_s=30)
+        except Exception:
+            pass  # best effort: a leftover uniquely named bank harms no other test
