@@ -42,10 +42,8 @@ def _start_server() -> str:
         pytest.fail(f"hindsight-test-server start timed out after {START_TIMEOUT_S}s:\n{_tail(err)}", pytrace=False)
     lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
     if proc.returncode != 0 or not lines or not lines[-1].startswith("http"):
-        pytest.fail(
-            f"hindsight-test-server start failed (exit {proc.returncode}):\n{_tail(proc.stderr)}\n{_tail(proc.stdout, 5)}",
-            pytrace=False,
-        )
+        out = f"{_tail(proc.stderr)}\n{_tail(proc.stdout, 5)}"
+        pytest.fail(f"hindsight-test-server start failed (exit {proc.returncode}):\n{out}", pytrace=False)
     return lines[-1].rstrip("/")
 
 

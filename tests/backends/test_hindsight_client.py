@@ -380,7 +380,7 @@ _row = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     rows=st.lists(_row | _json, max_size=5),
     facts=st.dictionaries(st.sampled_from(["f1", "f2"]), _json, max_size=2),
@@ -949,3 +949,33 @@ def test_request_fields_exist_in_openapi() -> None:
         tpl = _template(spec, r.method, r.url.path)
         params = {p["name"] for p in spec["paths"][tpl][r.method.lower()].get("parameters", []) if p["in"] == "query"}
         assert set(r.url.params.keys()) <= params, (tpl, set(r.url.params.keys()) - params)
+
+
+def test_close_during_an_inflight_recall_never_leaks_a_closed_client() -> None:
+    stall = Stall()
+    rec = Recorder(stall, ok({"results": [{"text": "next"}]}))
+    backend = make(rec)
+    box: list[Any] = []
+    worker = threading.Thread(target=lambda: box.append(backend.recall("b", RecallRequest(query="q"), timeout_s=5)))
+    worker.start()
+    assert stall.entered.wait(2)
+    backend.close()
+    stall.release.set()
+    worker.join(5)
+    assert [h.text for h in box[0].hits] == ["late"]
+    for _ in range(3):  # the lane that was busy across close() is discarded, not reused
+        assert [h.text for h in backend.recall("b", RecallRequest(query="q"), timeout_s=5).hits] == ["next"]
+
+
+def test_errors_survive_pickling() -> None:
+    import pickle
+
+    err = HindsightError("Hindsight recall", "timeout", "request timed out after 1s", None, message="m")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.operation, back.kind, back.detail, back.status, str(back)) == (
+        "Hindsight recall",
+        "timeout",
+        "request timed out after 1s",
+        None,
+        "m",
+    )

@@ -85,6 +85,13 @@ class HindsightError(BackendError):
     def __repr__(self) -> str:
         return f"HindsightError(kind={self.kind!r}, status={self.status!r}, message={self._message!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (self.operation, self.kind, self.detail, self.status, self._message))
+
+
+def _rebuild_error(operation: str, kind: ErrorKind, detail: str, status: int | None, message: str) -> HindsightError:
+    return HindsightError(operation, kind, detail, status, message=message)
+
 
 def _timeout_error(op: str, seconds: float) -> HindsightError:
     s = fmt_seconds(seconds)
@@ -189,7 +196,6 @@ class HindsightBackend:
             won = self._client is None
             if won:
                 self._client = fresh
-                self._lanes.reopen()
             client = self._client
         if not won:  # another thread created it first
             fresh.close()
@@ -283,7 +289,8 @@ class HindsightBackend:
             raise _timeout_error(op, budget) from None
         except httpx.TimeoutException:
             raise _timeout_error(op, budget) from None
-        except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, RuntimeError) as exc:
+            # RuntimeError: httpx refuses a client closed by a concurrent close()/shutdown.
             raise _transport_error(op, exc) from None
         return self._parse(op, resp, lenient)
 

@@ -46,11 +46,12 @@ class Abandoned(Exception):
 class Lane:
     """One client with at most one live connection, whose socket we can shut down from any thread."""
 
-    __slots__ = ("_abandoned", "_lock", "_sock", "client", "owned")
+    __slots__ = ("_abandoned", "_lock", "_sock", "client", "generation", "owned")
 
     def __init__(self, client: httpx.Client, owned: bool) -> None:
         self.client = client
         self.owned = owned
+        self.generation = -1
         self._sock: socket.socket | None = None
         self._abandoned = False
         self._lock = threading.Lock()
@@ -89,12 +90,31 @@ class Lane:
                 self.client.close()
 
 
-class _Box:
-    __slots__ = ("error", "response")
+class _Exchange:
+    """One request's hand-off between the waiting caller and its worker thread."""
+
+    __slots__ = ("_abandoned", "_lane", "_lock", "done", "error", "response")
 
     def __init__(self) -> None:
         self.response: httpx.Response | None = None
         self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._lane: Lane | None = None
+        self._abandoned = False
+        self._lock = threading.Lock()
+
+    def attach(self, lane: Lane) -> bool:
+        """Bind the worker's lane; False when the caller already left (the lane stays unused)."""
+        with self._lock:
+            self._lane = lane
+            return not self._abandoned
+
+    def abandon(self) -> None:
+        with self._lock:
+            self._abandoned = True
+            lane = self._lane
+        if lane is not None:
+            lane.abandon()
 
 
 class LanePool:
@@ -104,62 +124,66 @@ class LanePool:
         self._new_lane = new_lane
         self._idle: list[Lane] = []
         self._lock = threading.Lock()
-        self._closed = False
+        self._generation = 0  # bumped by close(): lanes busy across a close are never reused
 
     def _acquire(self) -> Lane:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self._new_lane()
+            generation = self._generation
+        lane = self._new_lane()
+        lane.generation = generation
+        return lane
 
     def _release(self, lane: Lane) -> None:
         with self._lock:
-            keep = not lane.abandoned and not self._closed and len(self._idle) < MAX_IDLE_LANES
+            keep = not lane.abandoned and lane.generation == self._generation and len(self._idle) < MAX_IDLE_LANES
             if keep:
                 self._idle.append(lane)
         if not keep:
             lane.close()
 
     def close(self) -> None:
+        """Close idle lanes now; busy ones close themselves when their request ends."""
         with self._lock:
-            self._closed = True
+            self._generation += 1
             idle, self._idle = self._idle, []
         for lane in idle:
             lane.close()
-
-    def reopen(self) -> None:
-        with self._lock:
-            self._closed = False
 
     def exchange(self, build: BuildFn, budget_s: float, signal: threading.Event | None) -> httpx.Response:
         """Send one request; return its fully read response, or raise what httpx raised.
 
         Raises ``Abandoned`` when ``signal`` is set or ``budget_s`` passes first; the caller
-        then returns within one poll slice (20 ms) and the lane's socket is shut down.
+        then returns within one poll slice (20 ms) and the lane's socket is shut down. Lane
+        set-up (a new client) happens on the worker too, so it never delays the caller.
         """
-        end = time.monotonic() + max(0.0, budget_s)  # lane set-up counts against the budget
-        lane = self._acquire()
-        box = _Box()
-        done = threading.Event()
+        end = time.monotonic() + max(0.0, budget_s)
+        ex = _Exchange()
 
         def work() -> None:
+            lane: Lane | None = None
             try:
-                box.response = lane.client.send(build(lane.client, lane.trace))
+                lane = self._acquire()
+                if ex.attach(lane):
+                    ex.response = lane.client.send(build(lane.client, lane.trace))
             except BaseException as exc:  # handed to the waiting caller, or dropped if it left
-                box.error = exc
+                ex.error = exc
             finally:
-                done.set()
-                self._release(lane)
+                ex.done.set()
+                if lane is not None:
+                    self._release(lane)
 
         threading.Thread(target=work, name="hindsight-hooks-http", daemon=True).start()
-        while not done.wait(max(0.0, min(POLL_S, end - time.monotonic()))):
+        while not ex.done.wait(max(0.0, min(POLL_S, end - time.monotonic()))):
             if signal is not None and signal.is_set():
-                lane.abandon()
+                ex.abandon()
                 raise Abandoned("aborted")
             if time.monotonic() >= end:
-                lane.abandon()
+                ex.abandon()
                 raise Abandoned("timeout")
-        if box.error is not None:
-            raise box.error
-        assert box.response is not None
-        return box.response
+        if ex.error is not None:
+            raise ex.error
+        if ex.response is None:  # attach() lost the race with abandon(): cannot happen after done
+            raise Abandoned("aborted")
+        return ex.response

@@ -36,11 +36,11 @@ _PLACEHOLDER = re.compile(
     r"""
     \[REDACTED[A-Z_]*\]        # already redacted
     | \[[A-Z_]{1,20}\]         # [PAD], [SEP], [MASK]
-    | <[^<>\n]{0,64}>          # <token>, </s>
+    | <[\w /.:|-]{0,64}>        # <token>, </s>, <your api key>
     | \$\{[^{}\n]{0,64}\}      # ${VAR}
     | \$\([^()\n]{0,64}\)      # $(cmd)
     | \$[A-Za-z_][A-Za-z0-9_]* # $VAR
-    | \{\{?[^{}\n]{0,64}\}?\}  # {name}, {{ name }}
+    | \{\{?[ ]?[\w.\[\]'":!-]{0,64}[ ]?\}?\}  # {name}, {{ name }}, {cfg['x']}
     | %\(?[A-Za-z0-9_]*\)?[-#0 +]*\d*[sdrixf] # %s, %(name)s
     | \*+ | \.\.\.+ | … | x{3,} | X{3,} | -+ | \?+
     """,
@@ -89,9 +89,22 @@ def _keep_unless_random(replacement: str, group: int = 0) -> Callable[[re.Match[
 
 
 def _bearer(m: re.Match[str]) -> str:
-    token = m.group(2)
-    if re.fullmatch(r"[A-Z]?[a-z]+", token):  # "Bearer authentication" is prose, not a token
+    token, padding = m.group(2), m.group(3)
+    if re.fullmatch(r"[A-Z]?[a-z]+", token) or (
+        re.fullmatch(r"[A-Za-z_]+(?:\.[A-Za-z_]+)*", token)
+        and ("_" in token or "." in token)
+        and all(_is_word_shaped(s) for s in token.split("."))
+    ):
+        # "Bearer authentication", "Bearer self.api_key = …": prose or code, not a credential.
         return m.group(0)
+    words = list(_SECRET_WORD.finditer(token))
+    if words and (padding or re.match(r"[ \t]*[:=]", m.string[m.end() : m.end() + 8])):
+        # "Bearer 0a1bpassword = …": the run ends in a secret *name*, which the named-value
+        # rule judges; only what precedes the name's last secret word is the credential.
+        cut = words[-1].start()
+        if cut == 0:
+            return m.group(0)
+        return f"Bearer {REDACTED}{token[cut:]}{padding}"
     return "Bearer " + REDACTED
 
 
@@ -101,12 +114,12 @@ _PEM_BODY_CHARS = r"(?:[A-Za-z0-9+/=:,.\- \t\r\n]|\\[nrt])"
 _SHAPED: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # PEM private keys: the whole block; a torn block (no END) up to where key material stops.
     (
-        re.compile(_PEM_HEAD + r"(?s:.{0,20000}?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        re.compile(_PEM_HEAD + r"(?s:[^\"\\]|\\.){0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
         "[REDACTED_PRIVATE_KEY]",
     ),
     (re.compile(_PEM_HEAD + _PEM_BODY_CHARS + r"{0,20000}+"), "[REDACTED_PRIVATE_KEY]"),
     # Bearer credentials (RFC 6750 token68 alphabet). No left boundary: "xBearer t" still leaks.
-    (re.compile(r"([Bb]earer)[ \t]+(?!\[REDACTED)([A-Za-z0-9._~+/=\-]{12,}+)"), _bearer),
+    (re.compile(r"([Bb]earer)[ \t]+(?!\[REDACTED)((?:(?![Bb]earer[ \t])[A-Za-z0-9._~+/\-]){12,}+)(=*+)"), _bearer),
     # Vendor keys. Distinctive prefixes need no left boundary, so glued text cannot hide them.
     (
         re.compile(r"sk-(?:ant-|proj-|svcacct-|admin-|live-)?[A-Za-z0-9_\-]{20,}+"),
@@ -129,7 +142,7 @@ def _cookie(m: re.Match[str]) -> str:
 
 
 # Cookie / Set-Cookie headers: everything to the end of the line (or of the JSON string).
-_COOKIE = re.compile(r"(?i)\b((?:set-)?cookie)[ \t]*:[ \t]*(?=[^\s=;,\"'\\]{1,128}=)[^\r\n\"\\]*")
+_COOKIE = re.compile(r"(?i)((?:set-)?cookie)[ \t]*:[ \t]*(?=[^\s=;,\"'\\]{1,128}=)[^\r\n\"\\]*")
 
 
 def _userinfo(m: re.Match[str]) -> str:
@@ -195,10 +208,13 @@ def _related(value: str, keyword: str) -> bool:
     return len(v) <= 3 or (len(v) >= 3 and (k.startswith(v[:3]) or v.startswith(k[:3])))
 
 
-def _unquoted_is_code(token: str, keyword: str) -> bool:
-    """Decide whether an unquoted value after a secret name is code (kept) or a secret."""
-    if _is_placeholder(token):
-        return True
+def _unquoted_is_code(token: str, keyword: str, after: str) -> bool:
+    """Decide whether an unquoted value after a secret name is code (kept) or a secret.
+
+    ``after`` is the text right after the token (a few chars), to spot ``a = b = c`` chains.
+    """
+    if _is_placeholder(token) or token[0] in "[{(":
+        return True  # a template, a mask, or a list/dict/tuple literal
     chain = _IDENT_CHAIN.match(token)
     if chain:
         head = chain.group(0)
@@ -209,11 +225,21 @@ def _unquoted_is_code(token: str, keyword: str) -> bool:
         if all(_is_word_shaped(s) or s in _KEYWORD_VALUES for s in segments):
             if rest[:1] in ("(", "["):
                 return True  # get_password(), os.environ["X"], Optional[str]
-            if not rest and len(segments) > 1:
-                return True  # self.password, settings.SECRET_KEY
+            if not rest and (len(segments) > 1 or _CHAINED_ASSIGNMENT.match(after)):
+                return True  # self.password, settings.SECRET_KEY, passwd = acct = ''
             if not rest and (_is_multiword(head) or re.fullmatch(r"[A-Z][a-z]+", head) or _related(head, keyword)):
                 return True  # api_key, secretKey, Token, password=password, token=tok
     return bool(_NUMBER.fullmatch(token))
+
+
+_CHAINED_ASSIGNMENT = re.compile(r"[ \t]*=(?!=)")
+
+
+def _backslashes_before(text: str, i: int, floor: int) -> int:
+    n = 0
+    while i - 1 - n >= floor and text[i - 1 - n] == "\\":
+        n += 1
+    return n
 
 
 class _NamedValueScanner:
@@ -235,37 +261,57 @@ class _NamedValueScanner:
         self.out.append(text[self.pos :])
         return "".join(self.out)
 
-    def _key_bounds(self, m: re.Match[str]) -> tuple[int, int]:
+    def _key_at(self, m: re.Match[str], floor: int) -> tuple[int, int] | None:
+        """The bounds of the secret-named key around keyword match ``m``, or ``None``."""
         text = self.text
         start = m.start()
-        floor = max(self.pos, start - 64)
-        while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        low = max(floor, start - 64)
+        while start > low and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
             start -= 1
         km = _KEY_CHARS.match(text, m.end())
         end = km.end() if km else m.end()
-        return start, end
+        key = text[start:end].strip(".-")
+        return (start, end) if key and is_secret_key(key) else None
 
     def _try(self, m: re.Match[str]) -> None:
-        text = self.text
-        kstart, kend = self._key_bounds(m)
-        key = text[kstart:kend].strip(".-")
-        if not key or not is_secret_key(key):
+        bounds = self._key_at(m, self.pos)
+        if bounds is None:
             return
-        sep = _SEPARATOR.match(text, kend)
-        if sep is None:
-            if text.startswith("--", kstart) and (cli := _CLI_SEPARATOR.match(text, kend)):
-                self._value(cli.end(), m.group(0))
-            return
-        self._value(sep.end(), m.group(0))
+        kstart, kend = bounds
+        sep = _SEPARATOR.match(self.text, kend)
+        if sep is not None:
+            self._value(sep.end(), m.group(0))
+        elif "--" in self.text[kstart : m.start()] and (cli := _CLI_SEPARATOR.match(self.text, kend)):
+            self._value(cli.end(), m.group(0))
 
     def _emit(self, start: int, end: int, replacement: str) -> None:
         self.out.append(self.text[self.pos : start])
         self.out.append(replacement)
         self.pos = end
 
-    def _value(self, v: int, keyword: str) -> None:
+    def _nested_key_start(self, start: int, end: int) -> int | None:
+        """Where a value run swallowed the next ``name=``/``name:`` pair, so that pair is judged alone."""
+        for m in _SECRET_WORD.finditer(self.text, start, end):
+            bounds = self._key_at(m, start)
+            if bounds is not None and _SEPARATOR.match(self.text, bounds[1]) and bounds[1] <= end:
+                # A key glued to the value (``=a0b1password = …``) is cut at its secret word, so
+                # the value's own characters are still redacted.
+                if bounds[0] > start:
+                    return bounds[0]
+                words = list(_SECRET_WORD.finditer(self.text, start, bounds[1]))
+                return words[-1].start()
+        return None
+
+    def _ends_with_key(self, start: int, end: int) -> bool:
+        for m in _SECRET_WORD.finditer(self.text, start, end):
+            bounds = self._key_at(m, start)
+            if bounds is not None and (sep := _SEPARATOR.match(self.text, bounds[1])) and sep.end() >= end:
+                return True
+        return False
+
+    def _value(self, v: int, keyword: str, depth: int = 0) -> None:
         text = self.text
-        if text.startswith(REDACTED, v) or text.startswith("[REDACTED_", v):
+        if text.startswith("[REDACTED", v):
             return
         if keyword.lower() == "authorization" and (scheme := _AUTH_SCHEME.match(text, v)):
             rest = _AUTH_REST.match(text, scheme.end())
@@ -274,30 +320,53 @@ class _NamedValueScanner:
             return
         q = _QUOTED_OPEN.match(text, v)
         if q:
-            self._quoted(q.end(), q.group(1))
+            self._quoted(q.end(), q.group(1), depth)
             return
-        u = _UNQUOTED.match(text, v)
-        if u and not _unquoted_is_code(u.group(0), keyword):
-            self._emit(v, u.end(), REDACTED)
+        end = self._run_end(v)
+        if end > v and not _unquoted_is_code(text[v:end], keyword, text[end : end + 4]):
+            self._emit(v, end, REDACTED)
 
-    def _quoted(self, body_start: int, quote: str) -> None:
+    def _run_end(self, v: int) -> int:
+        """The end of an unquoted value starting at ``v``, stopping before a swallowed ``name=`` pair."""
+        u = _UNQUOTED.match(self.text, v)
+        if not u:
+            return v
+        end = u.end()
+        nested = self._nested_key_start(v, end)
+        if nested is not None:
+            end = nested
+            while end > v and self.text[end - 1] in ":=-_.":
+                end -= 1
+        return end
+
+    def _quoted(self, body_start: int, quote: str, depth: int) -> None:
         text = self.text
-        line_end = text.find("\n", body_start)
-        limit = min(len(text) if line_end < 0 else line_end, body_start + 4096)
+        if text.startswith("[REDACTED", body_start):
+            return
+        nl = text.find("\n", body_start, body_start + 4096)
+        limit = min(len(text), body_start + 4096) if nl < 0 else nl
         close = text.find(quote, body_start, limit)
-        if quote in ('"', "'", "`"):
-            # A quote preceded by a backslash belongs to the body of a plainly quoted value.
-            while close > body_start and text[close - 1] == "\\":
+        if len(quote) == 1:
+            # An odd run of backslashes escapes the quote: it belongs to the body.
+            while close >= 0 and _backslashes_before(text, close, body_start) % 2 == 1:
                 close = text.find(quote, close + 1, limit)
-        if close < 0:
-            run = _UNQUOTED.match(text, body_start)
-            end = run.end() if run else body_start
-        else:
-            end = close
+        end = self._run_end(body_start) if close < 0 else close
+        if not quote.endswith('"'):
+            # In JSON text a bare double quote is structure: never redact across it.
+            bare = re.search(r'(?<!\\)"', text[body_start:end])
+            if bare is not None:
+                end = body_start + bare.start()
         body = text[body_start:end]
         if not body or body[0].isspace() or body[0] in ",;:)]}+%" or _is_placeholder(body):
             return  # an empty literal, or the closing quote of a string that ended before the value
+        if self._ends_with_key(body_start, end):
+            return  # a label such as "password = ": its key is judged on its own
         self._emit(body_start, end, REDACTED)
+        if close >= 0 and depth < 2 and is_secret_key(body):
+            # The "value" was itself a quoted key: ``x = "token": "…"``. Judge its value too.
+            sep = _SEPARATOR.match(text, close)
+            if sep is not None:
+                self._value(sep.end(), body, depth + 1)
 
 
 def _redact_named_values(text: str) -> str:

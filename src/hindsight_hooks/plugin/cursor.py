@@ -29,6 +29,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -149,15 +150,17 @@ class FingerprintMemo:
     """Fingerprints by object identity, for the duration of ONE agent_end call.
 
     Filtering, ``retained_through_index`` and ``advance`` look at the same message objects;
-    sharing a memo means each message is serialised and hashed at most once per call. The memo
-    holds a reference to every message it saw, so an ``id()`` cannot be reused while it lives.
+    sharing a memo means each message is serialised and hashed at most once per call, and a
+    tail that ``filter_new`` found intact is not compared again by ``advance``. The memo holds a
+    reference to every object it keys by ``id()``, so an id cannot be reused while it lives.
     Do not keep one across calls: a host may edit a message object in place between turns.
     """
 
-    __slots__ = ("_fps",)
+    __slots__ = ("_fps", "_intact")
 
     def __init__(self) -> None:
         self._fps: dict[int, tuple[Message, str]] = {}
+        self._intact: dict[tuple[int, int, int, str, str], Sequence[Message]] = {}
 
     def fp(self, msg: Message) -> str:
         key = id(msg)
@@ -167,6 +170,17 @@ class FingerprintMemo:
         value = fingerprint(msg)
         self._fps[key] = (msg, value)
         return value
+
+    @staticmethod
+    def _tail_key(msgs: Sequence[Message], cursor: CursorState) -> tuple[int, int, int, str, str]:
+        return (id(msgs), cursor.index, cursor.tail_start, cursor.chain_hash, cursor.fingerprints[-1])
+
+    def mark_intact(self, msgs: Sequence[Message], cursor: CursorState) -> None:
+        """Record that ``msgs`` carries ``cursor``'s whole tail at its positions."""
+        self._intact[self._tail_key(msgs, cursor)] = msgs
+
+    def is_intact(self, msgs: Sequence[Message], cursor: CursorState) -> bool:
+        return self._intact.get(self._tail_key(msgs, cursor)) is msgs
 
     def __len__(self) -> int:
         return len(self._fps)
@@ -232,18 +246,29 @@ def _tail_range(cursor: CursorState, n: int) -> tuple[int, int]:
 
 
 def _tail_matches(msgs: Sequence[Message], cursor: CursorState, lo: int, hi: int, memo: FingerprintMemo) -> bool:
-    """Do ``msgs[lo..hi]`` carry exactly the ids and fingerprints the tail recorded there?
+    """Do ``msgs[lo..hi]`` carry exactly the fingerprints the tail recorded there?
 
-    Walks from the end: a branch, an edit or a foreign window usually shows at the newest
-    position, so a mismatch is found after one or two hashes.
+    Fingerprints cover the id, so equal fingerprints imply equal ids. Walks from the end: a
+    branch, an edit or a foreign window usually shows at the newest position, so a mismatch is
+    found after one hash.
     """
-    ids, fps, start = cursor.message_ids, cursor.fingerprints, cursor.tail_start
-    if hi - start >= len(ids):
+    fps, start = cursor.fingerprints, cursor.tail_start
+    if hi - start >= len(fps):
         return False
+    fp = memo.fp
     for i in range(hi, lo - 1, -1):
-        k = i - start
-        if message_id(msgs[i]) != ids[k] or memo.fp(msgs[i]) != fps[k]:
+        if fp(msgs[i]) != fps[i - start]:
             return False
+    return True
+
+
+def _tail_intact(msgs: Sequence[Message], cursor: CursorState, memo: FingerprintMemo) -> bool:
+    """The whole tail (through ``index``) is present, unchanged, at its own positions."""
+    if memo.is_intact(msgs, cursor):
+        return True
+    if cursor.index >= len(msgs) or not _tail_matches(msgs, cursor, cursor.tail_start, cursor.index, memo):
+        return False
+    memo.mark_intact(msgs, cursor)
     return True
 
 
@@ -338,9 +363,11 @@ def filter_new(msgs: Sequence[Message], state: CursorEntry | None, *, memo: Fing
             if memo.fp(msgs[i]) in known:
                 return list(range(i + 1, n))
         return list(range(n))
+    if _tail_intact(msgs, state, memo):
+        return list(range(state.index + 1, n))  # the fast path
     lo, hi = _tail_range(state, n)
-    if lo <= hi and _tail_matches(msgs, state, lo, hi, memo):
-        return list(range(state.index + 1, n))
+    if lo <= hi and hi < state.index and _tail_matches(msgs, state, lo, hi, memo):
+        return []  # a shorter transcript whose messages all match: nothing new
     shift = _choose_shift(msgs, state, memo)
     if shift is None:
         return list(range(n))
@@ -357,15 +384,21 @@ def filter_new_messages(
     return [msgs[i] for i in filter_new(msgs, state, memo=memo)]
 
 
-def _prefilter_value(value: Any) -> tuple[bool, Any]:
-    """Whether ``value`` can be compared with ``==`` as a stand-in for JSON equality.
+def _prefilter_key(last: Message) -> tuple[str, Any] | None:
+    """A raw field of ``last`` whose ``==`` is implied by equal fingerprints.
 
-    For None, str and int (not bool) equal canonical JSON implies ``==``; floats (NaN) and
-    containers do not, so they are left to the fingerprint.
+    For None, str and int (not bool) values, equal canonical JSON implies ``==``, so comparing
+    the raw ``id`` (or, for messages without one, the raw ``timestamp``) can only skip messages
+    that cannot match. Floats (NaN) and containers are left to the fingerprint.
     """
-    if value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return True, value
-    return False, None
+    if not isinstance(last, dict):
+        return None
+    for key in ("id", "timestamp"):
+        value = last.get(key)
+        usable = value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+        if usable and (key == "timestamp" or value is not None):
+            return key, value
+    return None
 
 
 def retained_through_index(
@@ -374,26 +407,38 @@ def retained_through_index(
     """Searching forward, the first index whose id AND fingerprint equal those of the batch's
     last message; −1 if none (or the batch is empty).
 
-    Identical content under different ids resolves to the right message. A cheap comparison
-    of the raw ``id`` and ``timestamp`` skips messages that cannot match before any hashing,
-    so the forward search stays O(n) dictionary lookups.
+    Identical content under different ids resolves to the right message. Candidates are found
+    by comparing one raw field (see :func:`_prefilter_key`) in a C-level ``list.index`` scan,
+    so only messages that may match are ever hashed.
     """
     if not batch:
         return -1
     memo = memo if memo is not None else FingerprintMemo()
     last = batch[-1]
-    target_id = message_id(last)
-    target_fp = memo.fp(last)
-    raw = last if isinstance(last, dict) else {}
-    use_id, raw_id = _prefilter_value(raw.get("id"))
-    use_ts, raw_ts = _prefilter_value(raw.get("timestamp"))
+    target_id, target_fp = message_id(last), memo.fp(last)
+
+    def matches(msg: Message) -> bool:
+        return message_id(msg) == target_id and memo.fp(msg) == target_fp
+
+    prefilter = _prefilter_key(last)
+    if prefilter is not None:
+        key, value = prefilter
+        try:
+            column = list(map(dict.get, msgs, repeat(key)))
+        except TypeError:  # a non-dict message: take the plain loop below
+            pass
+        else:
+            start = 0
+            while True:
+                try:
+                    i = column.index(value, start)
+                except ValueError:
+                    return -1
+                if matches(msgs[i]):
+                    return i
+                start = i + 1
     for i, msg in enumerate(msgs):
-        if isinstance(msg, dict):
-            if use_id and msg.get("id") != raw_id:
-                continue
-            if use_ts and msg.get("timestamp") != raw_ts:
-                continue
-        if message_id(msg) == target_id and memo.fp(msg) == target_fp:
+        if matches(msg):
             return i
     return -1
 
@@ -416,21 +461,24 @@ def build_cursor(
         raise IndexError(f"cursor index {index} outside a transcript of {len(msgs)} messages")
     memo = memo if memo is not None else FingerprintMemo()
     tail_start = max(0, index - TAIL_WINDOW + 1)
-    tail = range(tail_start, index + 1)
-    ids = tuple(message_id(msgs[i]) for i in tail)
-    fps = tuple(memo.fp(msgs[i]) for i in tail)
-    if (
-        base is not None
-        and base.index <= index
-        and base.tail_start <= base.index
-        and _tail_matches(msgs, base, base.tail_start, base.index, memo)
-    ):
+    if base is not None and base.index <= index and _tail_intact(msgs, base, memo):
+        # Extend: positions base.tail_start..base.index are verified equal to the stored
+        # tail, so its fingerprints are reused and only the new messages are hashed (plus,
+        # for a migrated shorter tail, the positions it lacks).
         new = range(base.index + 1, index + 1)
-        chain_hash = chain_extend(base.chain_hash, [memo.fp(msgs[i]) for i in new])
+        new_fps = [memo.fp(msgs[i]) for i in new]
+        chain_hash = chain_extend(base.chain_hash, new_fps)
         id_chain_hash = chain_extend(base.id_chain_hash, [message_id(msgs[i]) for i in new])
+        missing = tuple(memo.fp(msgs[i]) for i in range(tail_start, base.tail_start))
+        fps = missing + base.fingerprints[max(0, tail_start - base.tail_start) :] + tuple(new_fps)
+        ids = tuple(message_id(msgs[i]) for i in range(tail_start, index + 1))
     else:
-        chain_hash = chain([memo.fp(msgs[i]) for i in range(index + 1)], index)
-        id_chain_hash = chain([message_id(msgs[i]) for i in range(index + 1)], index)
+        all_fps = [memo.fp(msgs[i]) for i in range(index + 1)]
+        all_ids = [message_id(msgs[i]) for i in range(index + 1)]
+        chain_hash = chain(all_fps, index)
+        id_chain_hash = chain(all_ids, index)
+        ids = tuple(all_ids[tail_start:])
+        fps = tuple(all_fps[tail_start:])
     return CursorState(
         index=index,
         chain_hash=chain_hash,

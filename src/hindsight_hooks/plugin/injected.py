@@ -20,13 +20,11 @@ INJECTED_CUSTOM_TYPE = "hindsight-recall"
 
 _OPENERS = ("<hindsight-memory>", "<hindsight_memories>")
 _OPENING = re.compile(r"\s*<(?:hindsight-memory|hindsight_memories)>")
-# A complete, innermost block: the same tag name must close it (``\1``) and its body holds no
-# other opening tag. Non-greedy, so two blocks in one text are removed separately and the text
-# between them survives; nested blocks go from the inside out over repeated passes.
-_BLOCK = re.compile(
-    r"<(hindsight-memory|hindsight_memories)>(?:(?!<(?:hindsight-memory|hindsight_memories)>).)*?</\1>",
-    re.DOTALL,
-)
+# A complete block whose body holds no other opening tag of the same name: the same tag name
+# must close it (``\1``). Non-greedy, so two blocks in one text are removed separately and the
+# text between them survives; nested blocks go from the inside out over repeated passes. (Any
+# complete block contains such an innermost one, so at the fixed point none is left.)
+_BLOCK = re.compile(r"<(hindsight-memory|hindsight_memories)>(?:(?!<\1>).)*?</\1>", re.DOTALL)
 
 
 def _leading_text(content: Any) -> str | None:

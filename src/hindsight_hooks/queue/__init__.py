@@ -104,6 +104,7 @@ class RetainQueue:
     ) -> None:
         self.path = Path(path)
         self.paths = QueuePaths.for_queue(self.path)
+        self._active_str = str(self.path)
         self.cfg = cfg
         self.receipts_path = receipts_path
         self._clock: Callable[[], float] = clock or time.time
@@ -151,13 +152,16 @@ class RetainQueue:
             raise QueueClosedError()
         fresh = check_new_job(job)
         line = dumps_line(fresh)
-        with self._lock.hold():
+        held = self._lock.acquire()
+        try:
             return self._enqueue_locked(fresh, line, coalesce)
+        finally:
+            self._lock.release(held)
 
     def _open_active(self) -> tuple[int, bool]:
         path = self.paths.active
         try:
-            return os.open(path, _APPEND_FLAGS), False
+            return os.open(self._active_str, _APPEND_FLAGS), False
         except FileNotFoundError:
             pass
         except OSError as exc:

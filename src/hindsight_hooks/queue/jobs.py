@@ -39,6 +39,7 @@ STATE_FIELDS: tuple[str, ...] = (
     "dead_lettered_at",
 )
 _JOB_ORDER: tuple[str, ...] = ("id", "bank_id", "created_at", "source", "async", "items", "attempts", *STATE_FIELDS)
+_NEW_JOB_KEYS: frozenset[str] = frozenset({"id", "bank_id", "created_at", "source", "async", "items", "attempts"})
 _ITEM_ORDER: tuple[str, ...] = (
     "content",
     "context",
@@ -94,53 +95,69 @@ def _str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _ok_metadata(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def _ok_scopes(value: object) -> bool:
+    if isinstance(value, str):
+        return value in SCOPE_KEYWORDS
+    return isinstance(value, list) and all(_str_list(s) for s in value)
+
+
+def _ok_entities(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(e, dict)
+        and isinstance(e.get("text"), str)
+        and e.keys() <= {"text", "type"}
+        and (e.get("type") is None or isinstance(e.get("type"), str))
+        for e in value
+    )
+
+
+# Optional item fields: (check, what the error says it must be).
+_OPTIONAL_ITEM_FIELDS: dict[str, tuple[Any, str]] = {
+    "timestamp": (lambda v: isinstance(v, str), "an ISO string or 'unset'"),
+    "tags": (_str_list, "a list of strings"),
+    "metadata": (_ok_metadata, "a map of strings to strings"),
+    "observation_scopes": (_ok_scopes, "a list of tag lists or a known keyword"),
+    "entities": (_ok_entities, "a list of {text, type?}"),
+    "strategy": (lambda v: isinstance(v, str), "a string"),
+}
+_ITEM_RANK = {key: i for i, key in enumerate(_ITEM_ORDER)}
+
+
 def normalize_item(item: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
     """Check one wire item strictly and return it with keys in canonical order, ``None`` dropped."""
-    where = f"item {index}"
     if not isinstance(item, Mapping):
-        raise InvalidJobError(f"{where}: must be an object")
-    unknown = set(item) - set(_ITEM_ORDER)
-    if unknown:
-        raise InvalidJobError(f"{where}: unknown field(s) {sorted(unknown)}")
-    for key in ("content", "context", "document_id"):
-        if not isinstance(item.get(key), str):
-            raise InvalidJobError(f"{where}: {key} must be a string")
-    if not item["document_id"]:
-        raise InvalidJobError(f"{where}: document_id must not be empty")
+        raise InvalidJobError(f"item {index}: must be an object")
+    content, context, document_id = item.get("content"), item.get("context"), item.get("document_id")
+    if not isinstance(content, str) or not isinstance(context, str) or not isinstance(document_id, str):
+        missing = [k for k in ("content", "context", "document_id") if not isinstance(item.get(k), str)]
+        raise InvalidJobError(f"item {index}: {', '.join(missing)} must be a string")
+    if not document_id:
+        raise InvalidJobError(f"item {index}: document_id must not be empty")
     if item.get("update_mode") not in UPDATE_MODES:
-        raise InvalidJobError(f"{where}: update_mode must be 'append' or 'replace'")
-    ts = item.get("timestamp")
-    if ts is not None and not isinstance(ts, str):
-        raise InvalidJobError(f"{where}: timestamp must be an ISO string or 'unset'")
-    tags = item.get("tags")
-    if tags is not None and not _str_list(tags):
-        raise InvalidJobError(f"{where}: tags must be a list of strings")
-    meta = item.get("metadata")
-    if meta is not None and not (
-        isinstance(meta, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())
-    ):
-        raise InvalidJobError(f"{where}: metadata must map strings to strings")
-    scopes = item.get("observation_scopes")
-    if scopes is not None and not (
-        scopes in SCOPE_KEYWORDS or (isinstance(scopes, list) and all(_str_list(s) for s in scopes))
-    ):
-        raise InvalidJobError(f"{where}: observation_scopes must be a list of tag lists or a known keyword")
-    entities = item.get("entities")
-    if entities is not None and not (
-        isinstance(entities, list)
-        and all(
-            isinstance(e, dict)
-            and isinstance(e.get("text"), str)
-            and set(e) <= {"text", "type"}
-            and (e.get("type") is None or isinstance(e.get("type"), str))
-            for e in entities
-        )
-    ):
-        raise InvalidJobError(f"{where}: entities must be a list of {{text, type?}}")
-    strategy = item.get("strategy")
-    if strategy is not None and not isinstance(strategy, str):
-        raise InvalidJobError(f"{where}: strategy must be a string")
-    return {key: item[key] for key in _ITEM_ORDER if item.get(key) is not None}
+        raise InvalidJobError(f"item {index}: update_mode must be 'append' or 'replace'")
+    out: dict[str, Any] = {}
+    last_rank = -1
+    ordered = True
+    for key, value in item.items():
+        rank = _ITEM_RANK.get(key)
+        if rank is None:
+            unknown = sorted(k for k in item if k not in _ITEM_RANK)
+            raise InvalidJobError(f"item {index}: unknown field(s) {unknown}")
+        if value is None:
+            continue
+        rule = _OPTIONAL_ITEM_FIELDS.get(key)
+        if rule is not None and not rule[0](value):
+            raise InvalidJobError(f"item {index}: {key} must be {rule[1]}")
+        ordered = ordered and rank > last_rank
+        last_rank = rank
+        out[key] = value
+    if not ordered:
+        out = {key: out[key] for key in _ITEM_ORDER if key in out}
+    return out
 
 
 def new_job(
@@ -171,17 +188,26 @@ def new_job(
 
 
 def check_new_job(job: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a job about to be enqueued; returns it in canonical order.
+    """Validate a job about to be enqueued; returns a copy in canonical order.
 
     A job handed to ``enqueue`` must be fresh: no attempts and no delivery state, so that a
     caller can never smuggle a claim or a backoff into the file.
     """
     if not isinstance(job, Mapping):
         raise InvalidJobError("job must be an object")
+    unknown = job.keys() - _NEW_JOB_KEYS
+    if unknown:
+        state = sorted(k for k in unknown if k in STATE_FIELDS and job[k] is not None)
+        if state:
+            raise InvalidJobError(f"a new job must not carry delivery state {state}")
+        extra = sorted(k for k in unknown if k not in STATE_FIELDS)
+        if extra:
+            raise InvalidJobError(f"unknown job field(s) {extra}")
     job_id = job.get("id")
+    bank_id = job.get("bank_id")
     if not isinstance(job_id, str) or not job_id:
         raise InvalidJobError("id must be a non-empty string")
-    if not isinstance(job.get("bank_id"), str) or not job.get("bank_id"):
+    if not isinstance(bank_id, str) or not bank_id:
         raise InvalidJobError("bank_id must be a non-empty string")
     if job.get("source") not in SOURCES:
         raise InvalidJobError(f"source must be one of {sorted(SOURCES)}")
@@ -191,19 +217,18 @@ def check_new_job(job: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidJobError("created_at must be an ISO string")
     if job.get("attempts", 0) != 0:
         raise InvalidJobError("a new job must have attempts 0")
-    state = [key for key in STATE_FIELDS if job.get(key) is not None]
-    if state:
-        raise InvalidJobError(f"a new job must not carry delivery state {state}")
-    unknown = set(job) - set(_JOB_ORDER)
-    if unknown:
-        raise InvalidJobError(f"unknown job field(s) {sorted(unknown)}")
     items = job.get("items")
     if not isinstance(items, list) or not items:
         raise InvalidJobError("a job needs at least one item")
-    out = {key: job[key] for key in _JOB_ORDER if key in job and job[key] is not None}
-    out["attempts"] = 0
-    out["items"] = [normalize_item(item, i) for i, item in enumerate(items)]
-    return canonical(out)
+    return {
+        "id": job_id,
+        "bank_id": bank_id,
+        "created_at": job["created_at"],
+        "source": job["source"],
+        "async": job["async"],
+        "items": [normalize_item(item, i) for i, item in enumerate(items)],
+        "attempts": 0,
+    }
 
 
 def canonical(job: Mapping[str, Any]) -> dict[str, Any]:

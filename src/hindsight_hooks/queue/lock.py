@@ -21,12 +21,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import socket
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +103,17 @@ def read_owner(owner_path: Path) -> dict[str, Any] | None:
     return value
 
 
+class Hold:
+    """One acquisition: what ``QueueLock.release`` must undo."""
+
+    __slots__ = ("mutex", "release_os", "token")
+
+    def __init__(self, mutex: threading.Lock, release_os: Callable[[], None], token: str) -> None:
+        self.mutex = mutex
+        self.release_os = release_os
+        self.token = token
+
+
 class QueueLock:
     """The two-layer lock of one queue file; use ``with lock.hold(): ...``."""
 
@@ -129,32 +139,54 @@ class QueueLock:
         self._filelock: filelock.BaseFileLock | None = None
         self._dir_ready = False
         self.stale_breaks = 0  # how many stale soft locks this instance removed (diagnostics/tests)
+        self._mutex_cache: tuple[int, threading.Lock] | None = None
+        self._owner_prefix: tuple[int, bytes] | None = None
 
     @property
     def soft(self) -> bool:
         """True when the soft (existence) lock is in use instead of the native OS lock."""
         return self._soft
 
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Hold both layers for the block; raises ``LockTimeoutError`` after ``lock_timeout_ms``."""
+    def acquire(self) -> Hold:
+        """Take both layers; raises ``LockTimeoutError`` after ``lock_timeout_ms``. Pair with ``release``."""
         deadline = time.monotonic() + self.timeout_s
-        mutex = _mutex_for(self._resolved)
+        mutex = self._mutex()
         if not mutex.acquire(timeout=self.timeout_s):
             raise LockTimeoutError(self._timeout_message())
         try:
-            release = self._acquire_os(deadline)
-            token = secrets.token_hex(8)
-            try:
-                self._write_owner(token)
-                yield
-            finally:
-                try:
-                    self._remove_owner(token)
-                finally:
-                    release()
-        finally:
+            release_os = self._acquire_os(deadline)
+        except BaseException:
             mutex.release()
+            raise
+        token = os.urandom(8).hex()
+        self._write_owner(token)
+        return Hold(mutex, release_os, token)
+
+    def release(self, held: Hold) -> None:
+        """Undo ``acquire``: clear the owner record if it is still ours (soft mode), then unlock both."""
+        try:
+            try:
+                if self._soft:
+                    self._remove_owner(held.token)
+            finally:
+                held.release_os()
+        finally:
+            held.mutex.release()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """``with lock.hold(): ...`` — both layers held for the block."""
+        held = self.acquire()
+        try:
+            yield
+        finally:
+            self.release(held)
+
+    def _mutex(self) -> threading.Lock:
+        pid = os.getpid()
+        if self._mutex_cache is None or self._mutex_cache[0] != pid:
+            self._mutex_cache = (pid, _mutex_for(self._resolved))
+        return self._mutex_cache[1]
 
     # -- OS layer -----------------------------------------------------------------------------
 
@@ -166,7 +198,7 @@ class QueueLock:
                 raise QueueError(f"cannot create the folder of {self.lock_path}: {describe_os_error(exc)}") from None
             self._dir_ready = True
 
-    def _acquire_os(self, deadline: float) -> Any:
+    def _acquire_os(self, deadline: float) -> Callable[[], None]:
         self._ensure_dir()
         if not self._soft and _lock_descriptor is not None:
             fd = self._acquire_descriptor(deadline)
@@ -216,7 +248,7 @@ class QueueLock:
         finally:
             os.close(fd)  # closing drops the lock even if the unlock failed
 
-    def _acquire_filelock(self, deadline: float) -> Any:
+    def _acquire_filelock(self, deadline: float) -> Callable[[], None]:
         """filelock's own lock: ``FileLock`` (old filelock) or ``SoftFileLock`` (no native lock)."""
         if self._filelock is None:
             cls: type[filelock.BaseFileLock] = filelock.SoftFileLock if self._soft else filelock.FileLock
@@ -299,10 +331,13 @@ class QueueLock:
         only the lock holder ever writes it, so there is no competing writer, and it adds no
         directory operation to the journal commit that the enqueue's fsync pays for. Not
         fsynced: after a crash the OS lock is gone anyway. A failure never fails the lock.
+        With the native lock the record is not cleared on release: readers first probe whether
+        the lock is held (``held_by_someone``), so a leftover record is never shown as a holder.
         """
-        record = orjson.dumps(
-            {"pid": os.getpid(), "hostname": hostname(), "acquired_at": iso_ms(time.time()), "token": token}
-        )
+        pid = os.getpid()
+        if self._owner_prefix is None or self._owner_prefix[0] != pid:
+            self._owner_prefix = (pid, b'{"pid":%d,"hostname":%s,"acquired_at":"' % (pid, orjson.dumps(hostname())))
+        record = self._owner_prefix[1] + b'%s","token":"%s"}' % (iso_ms(time.time()).encode(), token.encode())
         self._overwrite_owner(record)
 
     def _overwrite_owner(self, record: bytes) -> None:

@@ -11,15 +11,21 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+_last_second: tuple[int, str] = (-1, "")
+
 
 def iso_ms(epoch_s: float) -> str:
-    """``2024-05-01T12:00:00.123Z`` for an epoch time in seconds."""
+    """``2024-05-01T12:00:00.123Z`` for an epoch time in seconds (the seconds part is memoised)."""
+    global _last_second
     whole = int(epoch_s // 1)
     millis = round((epoch_s - whole) * 1000)
     if millis >= 1000:
         whole += 1
         millis -= 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+    cached = _last_second
+    if cached[0] != whole:
+        cached = _last_second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+    return f"{cached[1]}.{millis:03d}Z"
 
 
 def parse_iso(value: object) -> float | None:

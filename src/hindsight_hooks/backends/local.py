@@ -1,0 +1,778 @@
+"""The embedded memory store: one SQLite file with FTS5, no server, no model (BEHAVIOUR.md §15).
+
+``LocalBackend`` implements the ``MemoryBackend`` protocol with the server's semantics where
+they matter to callers — banks that never see each other, documents with ``replace``/``append``,
+Hindsight ``tag_groups``, effectively-once delivery by ``operation_id`` — and the §15 ranking.
+It also offers what ``memory_edit`` and ``doctor`` need (get/list/update/forget/invalidate,
+``quick_check``).
+
+Design notes (ADR 005):
+
+- one connection per thread (``threading.local``), re-opened after ``fork``; every write is one
+  ``BEGIN IMMEDIATE`` transaction, so a batch lands whole or not at all;
+- reads run in a deferred transaction (one snapshot) and never write;
+- each bank owns a rowid range, so FTS5 itself keeps banks apart;
+- recall is abortable: a progress handler stops SQLite at the deadline or when ``signal`` is set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .base import (
+    BackendError,
+    BankSpec,
+    MemoryHit,
+    RecallRequest,
+    RecallResult,
+    ReflectRequest,
+    ReflectResult,
+    RetainOutcome,
+)
+from .local_query import (
+    HL_CLOSE,
+    HL_OPEN,
+    MAX_WINDOWS,
+    R_CONTENT,
+    R_CONTEXT,
+    R_CREATED,
+    R_DOC,
+    R_HL_CONTENT,
+    R_HL_CONTEXT,
+    R_ID,
+    R_IMPORTANCE,
+    R_RANK,
+    R_ROWID,
+    R_SOURCE,
+    R_TAGS,
+    R_TYPE,
+    RANK_WINDOW,
+    UNIT_COLUMNS,
+    CandidateSearch,
+    Filters,
+    tag_groups_sql,
+)
+from .local_rank import (
+    Candidate,
+    covers_enough,
+    cut_to_budget,
+    matched_stems,
+    order_candidates,
+    score_candidates,
+)
+from .local_reflect import reflect_query, sandwich
+from .local_schema import (
+    MAX_SLOT,
+    SCHEMA_VERSION,
+    check_fts5,
+    connect,
+    ensure_schema,
+    map_error,
+    prepare_file,
+    slot_range,
+    store_error,
+)
+from .local_text import fts_tokens, porter_stem, query_terms
+from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
+from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
+from .tag_groups import TagGroupError, validate_tag_groups
+
+DEFAULT_RECALL_LIMIT = 8
+OPERATION_RETENTION_S = 90 * 24 * 3600.0
+_PROGRESS_STEPS = 2000
+_UPDATE_MODES = ("replace", "append")
+
+
+def hash16(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _dumps(value: object) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+@dataclass
+class _Item:
+    """One validated wire item and its derived units (prepared outside the write transaction)."""
+
+    document_id: str
+    update_mode: str
+    content: str
+    context: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    created_at: str
+    occurred_at: str | None
+    unit_texts: list[str]
+    unit_times: list[str | None]
+    type: str
+    source: str
+    importance: float
+    vectors: list[list[float] | None] = field(default_factory=list)
+
+
+class LocalBackend:
+    """The embedded SQLite + FTS5 memory store (all banks in one file)."""
+
+    name = "local"
+    rank_window = RANK_WINDOW  # FTS matches ranked per query step (ADR 005); tests and bench may lower it
+    max_windows = MAX_WINDOWS
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        embedder: object | None = None,
+        clock: Callable[[], float] | None = None,
+        recall_limit: int = DEFAULT_RECALL_LIMIT,
+    ) -> None:
+        self.path = Path(os.path.expanduser(str(path)))
+        self._embedder = embedder
+        self._clock = clock or time.time
+        self.recall_limit = max(1, int(recall_limit))
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[tuple[int, sqlite3.Connection]] = []
+        self._schema_pid: int | None = None
+        self.last_search_mode = ""
+        check_fts5()
+        prepare_file(self.path)
+        self._conn()
+
+    # -- connections and transactions ------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        pid = os.getpid()
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == pid:
+            return conn
+        conn = connect(self.path)
+        try:
+            with self._lock:
+                if self._schema_pid != pid:
+                    ensure_schema(conn, self.path)
+                    self._schema_pid = pid
+                self._conns.append((pid, conn))
+        except BaseException:
+            conn.close()
+            raise
+        self._local.conn = conn
+        self._local.pid = pid
+        return conn
+
+    def _now(self) -> float:
+        return float(self._clock())
+
+    @contextlib.contextmanager
+    def _write(self, operation: str, timeout_s: float | None = None) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        busy_ms = 5000 if timeout_s is None else max(1, min(5000, int(timeout_s * 1000)))
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise map_error(operation, exc, self.path) from None
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise map_error(operation, exc, self.path) from None
+            raise
+        finally:
+            if busy_ms != 5000:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("PRAGMA busy_timeout = 5000")
+
+    @contextlib.contextmanager
+    def _read(
+        self, operation: str, timeout_s: float | None = None, signal: threading.Event | None = None
+    ) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        end = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+        if end is not None or signal is not None:
+
+            def stop() -> int:
+                return int((signal is not None and signal.is_set()) or (end is not None and time.monotonic() > end))
+
+            conn.set_progress_handler(stop, _PROGRESS_STEPS)
+        try:
+            if signal is not None and signal.is_set():
+                raise BackendError(operation, "aborted", "request aborted")
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if "interrupted" in str(exc).lower():
+                if signal is not None and signal.is_set():
+                    raise BackendError(operation, "aborted", "request aborted") from None
+                raise BackendError(operation, "timeout", f"{operation} timed out after {timeout_s}s") from None
+            raise map_error(operation, exc, self.path) from None
+        finally:
+            if end is not None or signal is not None:
+                conn.set_progress_handler(None, 0)
+
+    @staticmethod
+    def _slot(conn: sqlite3.Connection, bank_id: str) -> int | None:
+        row = conn.execute("SELECT slot FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _insert_bank(self, conn: sqlite3.Connection, bank_id: str, spec: BankSpec | None) -> tuple[int, bool]:
+        slot = self._slot(conn, bank_id)
+        if slot is not None:
+            return slot, False
+        slot = int(conn.execute("SELECT COALESCE(MAX(slot), 0) + 1 FROM banks").fetchone()[0])
+        if slot > MAX_SLOT:
+            raise store_error("ensure_bank", self.path, f"holds the maximum of {MAX_SLOT} banks")
+        spec = spec or BankSpec()
+        conn.execute(
+            "INSERT INTO banks(bank_id, slot, created_at, retain_mission, reflect_mission, observations_mission) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (bank_id, slot, iso_from_epoch(self._now()), spec.retain_mission, spec.reflect_mission,
+             spec.observations_mission),
+        )  # fmt: skip
+        return slot, True
+
+    # -- protocol ----------------------------------------------------------------------------------
+
+    def health(self, timeout_s: float | None = None) -> dict[str, Any]:
+        """Cheap liveness: the file opens, is ours, and FTS5 answers."""
+        with self._read("health", timeout_s) as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            banks = int(conn.execute("SELECT count(*) FROM banks").fetchone()[0])
+            conn.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH '\"health\"' LIMIT 1").fetchall()
+        return {"status": "ok", "backend": "local", "path": str(self.path), "schema_version": version,
+                "fts5": True, "banks": banks}  # fmt: skip
+
+    def ensure_bank(self, bank_id: str, spec: BankSpec, timeout_s: float | None = None) -> bool:
+        """Insert the bank row with the configured missions; True when it was created now."""
+        _check_bank_id("ensure_bank", bank_id)
+        with self._write("ensure_bank", timeout_s) as conn:
+            return self._insert_bank(conn, bank_id, spec)[1]
+
+    def bank_exists(self, bank_id: str, timeout_s: float | None = None) -> bool:
+        with self._read("bank_exists", timeout_s) as conn:
+            return self._slot(conn, bank_id) is not None
+
+    def retain_batch(
+        self,
+        bank_id: str,
+        items: list[dict[str, Any]],
+        *,
+        operation_id: str,
+        async_: bool = True,
+        timeout_s: float | None = None,
+    ) -> RetainOutcome:
+        """Store a whole batch in one transaction; a repeated ``operation_id`` is a no-op.
+
+        Re-delivery after a crash (same job id) returns the first delivery's outcome without
+        writing again, which makes the queue's at-least-once delivery effectively once.
+        """
+        _check_bank_id("retain", bank_id)
+        if not isinstance(operation_id, str) or not operation_id:
+            raise BackendError("retain", "permanent", "operation_id must be a non-empty string")
+        if not isinstance(items, list) or not items:
+            raise BackendError("retain", "permanent", "a retain batch needs at least one item")
+        now = self._now()
+        prepared = [_prepare_item(i, item, now) for i, item in enumerate(items)]
+        done = self._applied(bank_id, operation_id, timeout_s)
+        if done is not None:
+            return done
+        self._embed_items(prepared)
+        with self._write("retain", timeout_s) as conn:
+            row = conn.execute(
+                "SELECT items_count, unit_ids_json FROM operations WHERE bank_id = ? AND operation_id = ?",
+                (bank_id, operation_id),
+            ).fetchone()
+            if row is not None:
+                return RetainOutcome(items_count=int(row[0]), unit_ids=list(orjson.loads(row[1])))
+            slot, _ = self._insert_bank(conn, bank_id, None)
+            unit_ids = self._store_items(conn, bank_id, slot, prepared, now)
+            now_iso = iso_from_epoch(now)
+            conn.execute(
+                "INSERT INTO operations(bank_id, operation_id, applied_at, items_count, unit_ids_json) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (bank_id, operation_id, now_iso, len(items), _dumps(unit_ids)),
+            )
+            conn.execute("DELETE FROM operations WHERE applied_at < ?", (iso_from_epoch(now - OPERATION_RETENTION_S),))
+        return RetainOutcome(items_count=len(items), unit_ids=unit_ids)
+
+    def _applied(self, bank_id: str, operation_id: str, timeout_s: float | None) -> RetainOutcome | None:
+        with self._read("retain", timeout_s) as conn:
+            row = conn.execute(
+                "SELECT items_count, unit_ids_json FROM operations WHERE bank_id = ? AND operation_id = ?",
+                (bank_id, operation_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return RetainOutcome(items_count=int(row[0]), unit_ids=list(orjson.loads(row[1])))
+
+    def _embed_items(self, prepared: list[_Item]) -> None:
+        """Vectors for every new unit, computed before the write lock; failures leave them out."""
+        if self._embedder is None:
+            return
+        texts = [t for item in prepared for t in item.unit_texts]
+        vectors = self._embed(texts) if texts else []
+        it = iter(vectors)
+        for item in prepared:
+            item.vectors = [next(it, None) for _ in item.unit_texts]
+
+    def _embed(self, texts: list[str]) -> list[list[float] | None]:
+        """Normalised vectors, or ``None`` per text when the embedder fails (it is optional)."""
+        try:
+            raw = self._embedder.embed(texts)  # type: ignore[union-attr]
+        except Exception:
+            return [None for _ in texts]
+        if not isinstance(raw, list) or len(raw) != len(texts):
+            return [None for _ in texts]
+        return [normalise(v) if isinstance(v, list | tuple) else None for v in raw]
+
+    def _store_items(
+        self, conn: sqlite3.Connection, bank_id: str, slot: int, items: list[_Item], now: float
+    ) -> list[str]:
+        lo, hi = slot_range(slot)
+        top = conn.execute(
+            "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (lo, hi)
+        ).fetchone()
+        next_rowid = lo if top is None else int(top[0]) + 1
+        now_iso = iso_from_epoch(now)
+        touched: set[str] = set()
+        unit_ids: list[str] = []
+        model = model_name(self._embedder) if self._embedder is not None else ""
+        for item in items:
+            doc = conn.execute(
+                "SELECT original_text, tags_json, metadata_json FROM documents WHERE bank_id = ? AND document_id = ?",
+                (bank_id, item.document_id),
+            ).fetchone()
+            tags_json, meta_json = _dumps(item.tags), _dumps(item.metadata)
+            # Within one batch, later items of a document add to it: a tool call with a shared
+            # document_id stores every item, as the server does.
+            replace = item.update_mode == "replace" and item.document_id not in touched
+            if doc is None:
+                conn.execute(
+                    "INSERT INTO documents(bank_id, document_id, original_text, context, tags_json, metadata_json, "
+                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (bank_id, item.document_id, item.content, item.context, tags_json, meta_json, now_iso, now_iso),
+                )
+            else:
+                if replace:
+                    conn.execute("DELETE FROM units WHERE bank_id = ? AND document_id = ?", (bank_id, item.document_id))
+                    text = item.content
+                else:
+                    text = f"{doc[0]}\n\n{item.content}" if doc[0] else item.content
+                    if (doc[1], doc[2]) != (tags_json, meta_json):
+                        self._retag_document(conn, bank_id, item.document_id, item.tags, meta_json)
+                conn.execute(
+                    "UPDATE documents SET original_text = ?, context = ?, tags_json = ?, metadata_json = ?, "
+                    "updated_at = ? WHERE bank_id = ? AND document_id = ?",
+                    (text, item.context, tags_json, meta_json, now_iso, bank_id, item.document_id),
+                )
+            touched.add(item.document_id)
+            if not item.unit_texts:
+                continue
+            seq = int(
+                conn.execute(
+                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM units WHERE bank_id = ? AND document_id = ?",
+                    (bank_id, item.document_id),
+                ).fetchone()[0]
+            )
+            rows: list[tuple[Any, ...]] = []
+            tag_rows: list[tuple[str, str, str]] = []
+            vec_rows: list[tuple[str, str, bytes]] = []
+            for k, text in enumerate(item.unit_texts):
+                unit_id = hash16(bank_id + item.document_id + text + item.created_at + str(seq + k))
+                if next_rowid > hi:
+                    raise store_error("retain", self.path, f"bank {bank_id!r} has no free unit ids left")
+                rows.append((next_rowid, unit_id, bank_id, item.document_id, seq + k, text, item.context, item.type,
+                             item.source, item.importance, item.created_at, item.unit_times[k] or item.occurred_at,
+                             meta_json))  # fmt: skip
+                tag_rows.extend((unit_id, bank_id, tag) for tag in item.tags)
+                vector = item.vectors[k] if k < len(item.vectors) else None
+                if vector is not None:
+                    vec_rows.append((unit_id, model, to_blob(vector)))
+                unit_ids.append(unit_id)
+                next_rowid += 1
+            conn.executemany(
+                "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
+                "created_at, occurred_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            if tag_rows:
+                conn.executemany("INSERT INTO unit_tags(unit_id, bank_id, tag) VALUES (?, ?, ?)", tag_rows)
+            if vec_rows:
+                conn.executemany("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, ?, ?)", vec_rows)
+        return unit_ids
+
+    @staticmethod
+    def _retag_document(conn: sqlite3.Connection, bank_id: str, document_id: str, tags: list[str], meta: str) -> None:
+        """``append`` semantics: the latest tags and metadata apply to every unit of the document."""
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM units WHERE bank_id = ? AND document_id = ?", (bank_id, document_id)
+        )]  # fmt: skip
+        if not ids:
+            return
+        conn.execute(
+            "UPDATE units SET metadata_json = ? WHERE bank_id = ? AND document_id = ?", (meta, bank_id, document_id)
+        )
+        conn.executemany("DELETE FROM unit_tags WHERE unit_id = ?", [(i,) for i in ids])
+        conn.executemany(
+            "INSERT INTO unit_tags(unit_id, bank_id, tag) VALUES (?, ?, ?)",
+            [(i, bank_id, tag) for i in ids for tag in tags],
+        )
+
+    def recall(
+        self,
+        bank_id: str,
+        request: RecallRequest,
+        timeout_s: float | None = None,
+        signal: threading.Event | None = None,
+    ) -> RecallResult:
+        """§15 ranking over one bank: FTS candidates that pass the filters, scored, cut to budget."""
+        try:
+            groups = validate_tag_groups(request.tag_groups)
+        except TagGroupError as exc:
+            raise BackendError("recall", "permanent", str(exc)) from None
+        reference = self._now()
+        if request.query_timestamp:
+            parsed = epoch_from_iso(request.query_timestamp)
+            if parsed is None:
+                raise BackendError("recall", "permanent", "query_timestamp is not an ISO 8601 timestamp")
+            reference = parsed
+        terms = query_terms(request.query)
+        if not terms:
+            return RecallResult(hits=[])
+        limit = request.limit or self.recall_limit
+        need = max(limit * 3, 50)
+        types = None if not request.types or "observation" in request.types else list(request.types)
+        tag_sql, tag_params = tag_groups_sql(groups)
+        with self._read("recall", timeout_s, signal) as conn:
+            slot = self._slot(conn, bank_id)
+            if slot is None:
+                return RecallResult(hits=[])
+            lo, hi = slot_range(slot)
+            filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
+            coverage = len(terms) >= 3
+            search = CandidateSearch(
+                conn, lo, hi, filters, highlight=coverage, window=self.rank_window, max_windows=self.max_windows
+            )
+            result = search.run(terms, need, limit)
+            self.last_search_mode = result.mode
+            candidates = []
+            for row in result.rows:
+                partial = row[R_ROWID] in result.partial
+                cand = _candidate(row, coverage and not partial)
+                if coverage and partial:
+                    # Ranked by a pruned expression, so highlight() marked only some terms.
+                    cand.matched = frozenset(porter_stem(t) for t in fts_tokens(f"{row[R_CONTENT]} {row[R_CONTEXT]}"))
+                candidates.append(cand)
+            dense_mode = False
+            if self._embedder is not None:
+                dense_mode = self._add_dense(conn, request.query, candidates, lo, hi, filters, limit)
+        if coverage:
+            candidates = [c for c in candidates if c.rank is None or covers_enough(c.matched, terms)]
+        score_candidates(candidates, reference, dense_mode=dense_mode)
+        chosen = cut_to_budget(order_candidates(candidates), limit, request.max_tokens)
+        return RecallResult(hits=[_hit(c) for c in chosen])
+
+    def _add_dense(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        candidates: list[Candidate],
+        lo: int,
+        hi: int,
+        filters: Filters,
+        limit: int,
+    ) -> bool:
+        """Cosine scores for the FTS candidates plus the best of the newest units; False = no vectors."""
+        qvec = self._embed([query])[0]
+        if qvec is None:
+            return False
+        model = model_name(self._embedder)
+        by_id = {c.id: c for c in candidates}
+        if by_id:
+            marks = ", ".join("?" for _ in by_id)
+            for unit_id, blob in conn.execute(
+                f"SELECT unit_id, vector FROM unit_vectors WHERE model = ? AND unit_id IN ({marks})", [model, *by_id]
+            ):
+                by_id[unit_id].dense = cosine(qvec, from_blob(blob))
+        where, params = filters.where()
+        newest = conn.execute(
+            f"SELECT {UNIT_COLUMNS}, NULL, v.vector FROM units AS u "
+            "JOIN unit_vectors AS v ON v.unit_id = u.id "
+            "JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
+            f"WHERE u.rowid BETWEEN ? AND ? AND v.model = ?{where} ORDER BY u.rowid DESC LIMIT ?",
+            [lo, hi, model, *params, NEWEST_FOR_DENSE],
+        ).fetchall()
+        scored = []
+        for row in newest:
+            if row[R_ID] in by_id:
+                continue
+            sim = cosine(qvec, from_blob(row[-1]))
+            if sim > 0.0:
+                scored.append((sim, row))
+        scored.sort(key=lambda pair: -pair[0])
+        for sim, row in scored[:limit]:
+            cand = _candidate((*row[:R_RANK], None), False)
+            cand.rank = None
+            cand.dense = sim
+            candidates.append(cand)
+        return True
+
+    def reflect(
+        self,
+        bank_id: str,
+        request: ReflectRequest,
+        timeout_s: float | None = None,
+        signal: threading.Event | None = None,
+    ) -> ReflectResult:
+        """§11.4 on the local backend: recall, then the Top/Supporting/Recent sandwich. No LLM."""
+        recalled = self.recall(
+            bank_id,
+            RecallRequest(
+                query=reflect_query(request.query, request.context),
+                budget=request.budget,
+                max_tokens=request.max_tokens if request.max_tokens is not None else 4096,
+                tag_groups=request.tag_groups,
+                limit=self.recall_limit,
+            ),
+            timeout_s=timeout_s,
+            signal=signal,
+        )
+        return ReflectResult(text=sandwich(recalled.hits))
+
+    # -- memory_edit and listing --------------------------------------------------------------------
+
+    def get_unit(self, bank_id: str, unit_id: str) -> MemoryHit | None:
+        """One unit of this bank by id (invalidated ones included), without a score."""
+        with self._read("get_unit") as conn:
+            row = conn.execute(
+                f"SELECT {UNIT_COLUMNS} FROM units AS u JOIN documents AS d "
+                "ON d.bank_id = u.bank_id AND d.document_id = u.document_id WHERE u.bank_id = ? AND u.id = ?",
+                (bank_id, unit_id),
+            ).fetchone()
+        return None if row is None else _hit(_candidate((*row, None), False), scored=False)
+
+    def list_units(
+        self,
+        bank_id: str,
+        limit: int,
+        offset: int,
+        tag_groups: list[dict[str, Any]] | None = None,
+        *,
+        include_invalid: bool = False,
+    ) -> list[MemoryHit]:
+        """Units newest first (then by id), optionally filtered by ``tag_groups``."""
+        try:
+            groups = validate_tag_groups(tag_groups)
+        except TagGroupError as exc:
+            raise BackendError("list", "permanent", str(exc)) from None
+        tag_sql, tag_params = tag_groups_sql(groups)
+        validity = ""
+        if not include_invalid:
+            validity = " AND u.superseded_by IS NULL AND (u.valid_until IS NULL OR u.valid_until > ?)"
+        params: list[Any] = [bank_id]
+        if not include_invalid:
+            params.append(iso_from_epoch(self._now()))
+        with self._read("list") as conn:
+            rows = conn.execute(
+                f"SELECT {UNIT_COLUMNS} FROM units AS u JOIN documents AS d "
+                "ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
+                f"WHERE u.bank_id = ?{validity} AND {tag_sql} ORDER BY u.created_at DESC, u.id LIMIT ? OFFSET ?",
+                [*params, *tag_params, max(0, int(limit)), max(0, int(offset))],
+            ).fetchall()
+        return [_hit(_candidate((*r, None), False), scored=False) for r in rows]
+
+    def update_unit(
+        self, bank_id: str, unit_id: str, content: str | None = None, importance: float | None = None
+    ) -> bool:
+        """Replace content and/or importance (re-indexed by trigger); False when the unit is absent."""
+        if content is None and importance is None:
+            raise BackendError("update", "permanent", "update requires content or importance")
+        if content is not None and not content.strip():
+            raise BackendError("update", "permanent", "content must not be empty")
+        vector = self._embed([content])[0] if content is not None and self._embedder is not None else None
+        with self._write("update") as conn:
+            sets: list[str] = []
+            params: list[Any] = []
+            if content is not None:
+                sets.append("content = ?")
+                params.append(content)
+            if importance is not None:
+                sets.append("importance = ?")
+                params.append(min(1.0, max(0.0, float(importance))))
+            cur = conn.execute(f"UPDATE units SET {', '.join(sets)} WHERE bank_id = ? AND id = ?",
+                               [*params, bank_id, unit_id])  # fmt: skip
+            if cur.rowcount == 0:
+                return False
+            if content is not None:
+                conn.execute("DELETE FROM unit_vectors WHERE unit_id = ?", (unit_id,))
+                if vector is not None:
+                    conn.execute("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, ?, ?)",
+                                 (unit_id, model_name(self._embedder), to_blob(vector)))  # fmt: skip
+            return True
+
+    def forget_unit(self, bank_id: str, unit_id: str) -> bool:
+        """Hard delete (tags, vector and index entry go with it)."""
+        with self._write("forget") as conn:
+            return conn.execute("DELETE FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)).rowcount > 0
+
+    def invalidate_unit(self, bank_id: str, unit_id: str, replacement_id: str | None = None) -> bool:
+        """``valid_until = now`` and ``superseded_by = replacement_id``: recall stops returning it."""
+        with self._write("invalidate") as conn:
+            cur = conn.execute(
+                "UPDATE units SET valid_until = ?, superseded_by = ? WHERE bank_id = ? AND id = ?",
+                (iso_from_epoch(self._now()), replacement_id, bank_id, unit_id),
+            )
+            return cur.rowcount > 0
+
+    def delete_document(self, bank_id: str, document_id: str) -> int:
+        """Remove a document and all its units; returns how many units were deleted."""
+        with self._write("delete_document") as conn:
+            n = conn.execute("DELETE FROM units WHERE bank_id = ? AND document_id = ?", (bank_id, document_id)).rowcount
+            conn.execute("DELETE FROM documents WHERE bank_id = ? AND document_id = ?", (bank_id, document_id))
+            return int(n)
+
+    # -- maintenance --------------------------------------------------------------------------------
+
+    def quick_check(self) -> list[str]:
+        """Problems found by ``PRAGMA quick_check`` and the FTS5 index check (empty = healthy)."""
+        problems: list[str] = []
+        try:
+            with self._read("quick_check") as conn:
+                rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check")]
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'units_fts'").fetchone() is not None
+        except BackendError as exc:
+            return [exc.detail]
+        if rows != ["ok"]:
+            problems.extend(f"quick_check: {r}" for r in rows[:5])
+        if version != SCHEMA_VERSION:
+            problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
+        if not has_fts:
+            problems.append("the FTS5 index units_fts is missing")
+            return problems
+        try:
+            with self._write("quick_check") as conn:
+                conn.execute("INSERT INTO units_fts(units_fts, rank) VALUES ('integrity-check', 1)")
+        except BackendError as exc:
+            problems.append(f"FTS5 index: {exc.detail}")
+        return problems
+
+    def close(self) -> None:
+        """Close this process's connections (a later call simply reopens)."""
+        pid = os.getpid()
+        with self._lock:
+            mine = [c for p, c in self._conns if p == pid]
+            self._conns = [(p, c) for p, c in self._conns if p != pid]
+        for conn in mine:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+
+def _check_bank_id(operation: str, bank_id: object) -> None:
+    if not isinstance(bank_id, str) or not bank_id:
+        raise BackendError(operation, "permanent", "bank_id must be a non-empty string")
+
+
+def _prepare_item(index: int, item: object, now: float) -> _Item:
+    """Validate one wire item and derive its units; errors name the item, never its content."""
+
+    def bad(problem: str) -> BackendError:
+        return BackendError("retain", "permanent", f"item {index}: {problem}")
+
+    if not isinstance(item, Mapping):
+        raise bad("must be an object")
+    content = item.get("content")
+    if not isinstance(content, str):
+        raise bad("content must be a string")
+    context = item.get("context") or ""
+    if not isinstance(context, str):
+        raise bad("context must be a string")
+    document_id = item.get("document_id")
+    if document_id is None:
+        document_id = "hh-unit:" + hash16(content)
+    if not isinstance(document_id, str) or not document_id:
+        raise bad("document_id must be a non-empty string")
+    mode = item.get("update_mode") or "replace"
+    if mode not in _UPDATE_MODES:
+        raise bad("update_mode must be 'replace' or 'append'")
+    tags = item.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise bad("tags must be a list of strings")
+    metadata = item.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise bad("metadata must be an object")
+    occurred = normalize_timestamp(item.get("timestamp"))
+    created_at = occurred or iso_from_epoch(now)
+    units, shape = derive_units(content)
+    attrs = ATTRIBUTES[origin_of(metadata, shape)]
+    return _Item(
+        document_id=document_id,
+        update_mode=mode,
+        content=content,
+        context=context,
+        tags=list(dict.fromkeys(tags)),
+        metadata=dict(metadata),
+        created_at=created_at,
+        occurred_at=occurred,
+        unit_texts=[u.content for u in units],
+        unit_times=[u.occurred_at for u in units],
+        type=attrs.type,
+        source=attrs.source,
+        importance=attrs.importance,
+    )
+
+
+def _candidate(row: tuple[Any, ...], with_highlight: bool) -> Candidate:
+    created = str(row[R_CREATED])
+    cand = Candidate(
+        rowid=int(row[R_ROWID]),
+        id=str(row[R_ID]),
+        content=str(row[R_CONTENT]),
+        type=str(row[R_TYPE]),
+        source=str(row[R_SOURCE]),
+        importance=float(row[R_IMPORTANCE]),
+        created_at=created,
+        created_epoch=epoch_from_iso(created) or 0.0,
+        document_id=str(row[R_DOC]),
+        tags=list(orjson.loads(row[R_TAGS])),
+        rank=None if row[R_RANK] is None else float(row[R_RANK]),
+    )
+    if with_highlight:
+        cand.matched = matched_stems((row[R_HL_CONTENT], row[R_HL_CONTEXT]), HL_OPEN, HL_CLOSE)
+    return cand
+
+
+def _hit(cand: Candidate, scored: bool = True) -> MemoryHit:
+    return MemoryHit(
+        text=cand.content,
+        id=cand.id,
+        type=cand.type,
+        tags=list(cand.tags),
+        document_id=cand.document_id,
+        score=cand.score if scored else None,
+        source=cand.source,
+        created_at=cand.created_at,
+        importance=cand.importance,
+    )

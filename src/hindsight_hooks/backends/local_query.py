@@ -1,0 +1,227 @@
+"""SQL for the local store's reads: tag groups compiled to SQL, and bounded FTS candidate search.
+
+**Tag groups in SQL.** The filter is part of the ranked query's ``WHERE``, so SQLite applies it
+while it walks the FTS matches in rank order and ``LIMIT`` counts only rows that passed: a
+scoped recall in a big shared bank still finds its matches (ADR 005). The compiled SQL must
+agree with ``tag_groups.match_tag_groups``; the tests check both against a reference.
+
+**Bounded work.** FTS5 computes ``bm25`` for *every* row that matches before it can return the
+best ones, about 2 µs a row. A 10-term query matches about half of a large bank, so ranking
+everything would grow linearly with the store. When a query matches more than ``window`` rows
+of the bank we rank a bounded set instead (ADR 005):
+
+1. *exact*: ≤ ``window`` matches → rank them all (always the case for small banks);
+2. *pruned*: keep the rarest terms whose match counts sum to ≤ ``window`` and rank all their
+   matches. Common terms carry little bm25 weight, and a rare word from months ago is still
+   found. If that yields fewer than ``enough`` rows, fill from step 3;
+3. *window*: rank the newest ``window`` matches of the full expression, then the next older
+   window, and so on until enough rows passed the filters (or ``max_windows``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .local_text import match_expression
+
+RANK_WINDOW = 2000
+MAX_WINDOWS = 32
+HL_OPEN = "\ue000"
+HL_CLOSE = "\ue001"
+
+# Column positions in a candidate row.
+R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, R_DOC, R_TAGS, R_RANK = range(11)
+R_HL_CONTENT, R_HL_CONTEXT = 11, 12
+
+UNIT_COLUMNS = (
+    "u.rowid, u.id, u.content, u.context, u.type, u.source, u.importance, u.created_at, u.document_id, d.tags_json"
+)
+
+
+# -- tag groups → SQL ---------------------------------------------------------------------------------
+
+
+def tag_groups_sql(groups: Sequence[dict[str, Any]], unit_id: str = "u.id") -> tuple[str, list[str]]:
+    """One SQL boolean for validated ``groups`` (AND-ed), with its parameters in order."""
+    params: list[str] = []
+    parts = [_group_sql(g, unit_id, params) for g in groups]
+    if not parts:
+        return "1", params
+    return "(" + " AND ".join(parts) + ")", params
+
+
+def _group_sql(group: dict[str, Any], unit_id: str, params: list[str]) -> str:
+    if "tags" in group:
+        return _leaf_sql(list(dict.fromkeys(group["tags"])), group.get("match", "any_strict"), unit_id, params)
+    if "and" in group:
+        parts = [_group_sql(g, unit_id, params) for g in group["and"]]
+        return "(" + " AND ".join(parts) + ")" if parts else "1"
+    if "or" in group:
+        parts = [_group_sql(g, unit_id, params) for g in group["or"]]
+        return "(" + " OR ".join(parts) + ")" if parts else "0"
+    return "(NOT " + _group_sql(group["not"], unit_id, params) + ")"
+
+
+def _leaf_sql(tags: list[str], match: str, unit_id: str, params: list[str]) -> str:
+    untagged = f"NOT EXISTS (SELECT 1 FROM unit_tags t WHERE t.unit_id = {unit_id})"
+    tagged = f"EXISTS (SELECT 1 FROM unit_tags t WHERE t.unit_id = {unit_id})"
+    marks = ", ".join("?" for _ in tags)
+
+    def has_any() -> str:
+        params.extend(tags)
+        return f"EXISTS (SELECT 1 FROM unit_tags t WHERE t.unit_id = {unit_id} AND t.tag IN ({marks}))"
+
+    def count_of() -> str:
+        params.extend(tags)
+        return f"(SELECT count(*) FROM unit_tags t WHERE t.unit_id = {unit_id} AND t.tag IN ({marks}))"
+
+    n = len(tags)
+    if match == "any_strict":
+        return has_any() if n else "0"
+    if match == "any":
+        return f"({has_any()} OR {untagged})" if n else "1"
+    if match == "all_strict":
+        return f"({count_of()} = {n})" if n else tagged
+    if match == "all":
+        return f"({count_of()} = {n} OR {untagged})" if n else "1"
+    if match == "exact":
+        if not n:
+            return untagged
+        total = f"(SELECT count(*) FROM unit_tags t WHERE t.unit_id = {unit_id})"
+        return f"({count_of()} = {n} AND {total} = {n})"
+    raise ValueError(f"unknown match mode {match!r}")
+
+
+# -- candidate search --------------------------------------------------------------------------------
+
+
+@dataclass
+class Filters:
+    """The row conditions every candidate must meet besides the FTS match and rowid range."""
+
+    bank_id: str
+    now_iso: str
+    types: list[str] | None = None
+    tag_sql: str = "1"
+    tag_params: list[str] = field(default_factory=list)
+
+    def where(self) -> tuple[str, list[Any]]:
+        sql = " AND u.bank_id = ? AND u.superseded_by IS NULL AND (u.valid_until IS NULL OR u.valid_until > ?)"
+        params: list[Any] = [self.bank_id, self.now_iso]
+        if self.types is not None:
+            sql += " AND u.type IN (" + ", ".join("?" for _ in self.types) + ")" if self.types else " AND 0"
+            params.extend(self.types)
+        if self.tag_sql != "1":
+            sql += " AND " + self.tag_sql
+            params.extend(self.tag_params)
+        return sql, params
+
+
+@dataclass
+class SearchResult:
+    rows: list[tuple[Any, ...]]
+    mode: str  # exact | pruned | pruned+window | window | empty
+    partial: set[int] = field(default_factory=set)  # rowids ranked by a pruned expression
+
+
+class CandidateSearch:
+    """Bounded ranked FTS search inside one bank's rowid range (see the module docstring)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        lo: int,
+        hi: int,
+        filters: Filters,
+        *,
+        highlight: bool = False,
+        window: int = RANK_WINDOW,
+        max_windows: int = MAX_WINDOWS,
+    ) -> None:
+        self.conn = conn
+        self.lo = lo
+        self.hi = hi
+        self.window = max(1, window)
+        self.max_windows = max(1, max_windows)
+        where, self._where_params = filters.where()
+        hl = f", highlight(units_fts, 0, '{HL_OPEN}', '{HL_CLOSE}'), highlight(units_fts, 1, '{HL_OPEN}', '{HL_CLOSE}')"
+        # CROSS JOIN pins the FTS cursor as the outer loop, so rows arrive in rank order and the
+        # filters run only until LIMIT rows passed (never a scan of the bank through an index).
+        self._ranked_sql = (
+            f"SELECT {UNIT_COLUMNS}, f.rank{hl if highlight else ''} "
+            "FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
+            "CROSS JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
+            f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rank LIMIT ?"
+        )
+
+    def _ranked(self, expr: str, lo: int, hi: int, limit: int) -> list[tuple[Any, ...]]:
+        return self.conn.execute(self._ranked_sql, [expr, lo, hi, *self._where_params, limit]).fetchall()
+
+    def _nth_newest(self, expr: str, lo: int, hi: int, n: int) -> int | None:
+        """Rowid of the ``n``-th newest match (1-based) in ``[lo, hi]``, or None if fewer match."""
+        row = self.conn.execute(
+            "SELECT rowid FROM units_fts WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expr, lo, hi, n - 1),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def _capped_counts(self, terms: list[str], lo: int, hi: int) -> list[int]:
+        cap = self.window + 1
+        sub = ", ".join(
+            f"(SELECT count(*) FROM (SELECT 1 FROM units_fts WHERE units_fts MATCH ?{i + 1} "
+            f"AND rowid BETWEEN {lo} AND {hi} LIMIT {cap}))"
+            for i in range(len(terms))
+        )
+        row = self.conn.execute("SELECT " + sub, [f'"{t}"' for t in terms]).fetchone()
+        return [int(v) for v in row]
+
+    def run(self, terms: list[str], need: int, enough: int) -> SearchResult:
+        """Up to ``need`` filtered candidates in bm25 order; ``enough`` = fewer triggers a fill."""
+        expr = match_expression(terms)
+        top = self.conn.execute(
+            "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (self.lo, self.hi)
+        ).fetchone()
+        if top is None or need <= 0:
+            return SearchResult([], "empty")
+        hi = int(top[0])
+        lo = self.lo
+        if hi - lo < self.window or self._nth_newest(expr, lo, hi, self.window + 1) is None:
+            return SearchResult(self._ranked(expr, lo, hi, need), "exact")
+        if len(terms) > 1:
+            counts = self._capped_counts(terms, lo, hi)
+            order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
+            chosen: list[str] = []
+            total = 0
+            for i in order:
+                if total + counts[i] > self.window:
+                    break
+                chosen.append(terms[i])
+                total += counts[i]
+            if chosen:
+                rows = self._ranked(match_expression(chosen), lo, hi, need)
+                partial = {int(r[R_ROWID]) for r in rows}
+                if len(rows) >= min(enough, need):
+                    return SearchResult(rows, "pruned", partial)
+                more = self._windows(expr, lo, hi, need - len(rows), set(partial))
+                return SearchResult(rows + more, "pruned+window", partial)
+        return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
+
+    def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:
+        collected: list[tuple[Any, ...]] = []
+        upper = hi
+        for _ in range(self.max_windows):
+            boundary = self._nth_newest(expr, lo, upper, self.window)
+            lower = lo if boundary is None else boundary
+            for row in self._ranked(expr, lower, upper, need + len(seen)):
+                if row[R_ROWID] not in seen:
+                    seen.add(row[R_ROWID])
+                    collected.append(row)
+            if len(collected) >= need or boundary is None or boundary <= lo:
+                break
+            upper = boundary - 1
+        collected.sort(key=lambda r: float(r[R_RANK]))
+        return collected[:need]

@@ -1,0 +1,279 @@
+"""The embedded store's file: opening it safely, its schema, migrations and error mapping.
+
+Safety rules (BEHAVIOUR.md §15, DESIGN.md "Files on disk"):
+
+- A file we cannot read as *our* database — random bytes, someone else's SQLite file, or a
+  schema newer than this code — is reported with a clear, permanent error naming the path and
+  is never written to: memory must not be destroyed by a downgrade or a typo in ``[local] path``.
+  The checks before the first write are read-only (the 16-byte header, ``user_version``,
+  ``sqlite_master``).
+- The file is created 0600 (it holds transcripts) inside a 0700 folder we create.
+- SQLite without FTS5 cannot rank, so opening fails at once instead of at the first recall.
+
+Bank isolation uses rowid ranges: every bank owns a *slot*, and its units live at rowids
+``[slot << 40, (slot + 1) << 40)``. FTS5 can restrict a query to a rowid range inside its own
+index, so a recall in one bank never ranks another bank's rows (ADR 005).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from ..fsutil import ensure_private_dir
+from ..governance.redact import redact_text
+from .base import BackendError, ErrorKind
+
+SCHEMA_VERSION = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+SLOT_BITS = 40
+MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
+BUSY_TIMEOUT_MS = 5000
+RANK_CONFIG = "bm25(1.0, 0.5)"
+
+
+def slot_range(slot: int) -> tuple[int, int]:
+    """The inclusive rowid range of a bank's units."""
+    lo = slot << SLOT_BITS
+    return lo, lo + (1 << SLOT_BITS) - 1
+
+
+_SCHEMA_V1 = f"""
+CREATE TABLE banks(
+    bank_id TEXT PRIMARY KEY,
+    slot INTEGER NOT NULL UNIQUE CHECK (slot BETWEEN 1 AND {MAX_SLOT}),
+    created_at TEXT NOT NULL,
+    retain_mission TEXT NOT NULL DEFAULT '',
+    reflect_mission TEXT NOT NULL DEFAULT '',
+    observations_mission TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE documents(
+    bank_id TEXT NOT NULL REFERENCES banks(bank_id),
+    document_id TEXT NOT NULL,
+    original_text TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    metadata_json TEXT NOT NULL DEFAULT '{{}}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (bank_id, document_id)
+);
+CREATE TABLE units(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    bank_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    content TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL CHECK (type IN ('world', 'experience')),
+    source TEXT NOT NULL CHECK (source IN ('tool', 'transcript', 'import')),
+    importance REAL NOT NULL CHECK (importance BETWEEN 0.0 AND 1.0),
+    created_at TEXT NOT NULL,
+    occurred_at TEXT,
+    metadata_json TEXT NOT NULL DEFAULT '{{}}',
+    valid_until TEXT,
+    superseded_by TEXT,
+    FOREIGN KEY (bank_id, document_id) REFERENCES documents(bank_id, document_id)
+);
+CREATE INDEX units_by_document ON units(bank_id, document_id, seq);
+CREATE INDEX units_by_created ON units(bank_id, created_at);
+-- A rowid table on purpose: SQLite 3.40's quick_check misreports NOT NULL columns of
+-- WITHOUT ROWID tables as NULL, and doctor relies on quick_check.
+CREATE TABLE unit_tags(
+    unit_id TEXT NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+    bank_id TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (unit_id, tag)
+);
+CREATE INDEX unit_tags_by_tag ON unit_tags(bank_id, tag);
+CREATE VIRTUAL TABLE units_fts USING fts5(
+    content, context, content='units', content_rowid='rowid', tokenize='porter unicode61'
+);
+INSERT INTO units_fts(units_fts, rank) VALUES ('rank', '{RANK_CONFIG}');
+CREATE TRIGGER units_fts_insert AFTER INSERT ON units BEGIN
+    INSERT INTO units_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+END;
+CREATE TRIGGER units_fts_delete AFTER DELETE ON units BEGIN
+    INSERT INTO units_fts(units_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+END;
+CREATE TRIGGER units_fts_update AFTER UPDATE OF content, context ON units BEGIN
+    INSERT INTO units_fts(units_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+    INSERT INTO units_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+END;
+CREATE TABLE operations(
+    bank_id TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    applied_at TEXT NOT NULL,
+    items_count INTEGER NOT NULL,
+    unit_ids_json TEXT NOT NULL,
+    PRIMARY KEY (bank_id, operation_id)
+);
+CREATE INDEX operations_by_age ON operations(applied_at);
+CREATE TABLE unit_vectors(
+    unit_id TEXT PRIMARY KEY REFERENCES units(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+"""
+
+# MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the schema.
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_V1,)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def store_error(operation: str, path: Path, problem: str, kind: ErrorKind = "permanent") -> BackendError:
+    return BackendError(operation, kind, f"local memory store {path}: {problem}")
+
+
+def check_fts5() -> None:
+    """Fail clearly when this Python's SQLite lacks FTS5 (nothing else works without it)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("CREATE VIRTUAL TABLE fts5_probe USING fts5(x)")
+    except sqlite3.Error as exc:
+        raise BackendError(
+            "open",
+            "permanent",
+            f"the SQLite library of this Python ({sqlite3.sqlite_version}) has no FTS5; "
+            f"the local memory backend needs it ({redact_text(str(exc))})",
+        ) from None
+    finally:
+        probe.close()
+
+
+def prepare_file(path: Path) -> None:
+    """Create the folder (0700) and an empty file (0600) if missing; refuse non-SQLite files.
+
+    Only reads an existing file. An empty file is a fresh database to SQLite and is accepted.
+    """
+    parent = path.parent
+    if not parent.exists():
+        try:
+            ensure_private_dir(parent)
+        except OSError as exc:
+            raise store_error("open", path, f"cannot create its folder ({exc.strerror})", "transient") from None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise store_error("open", path, f"cannot create the file ({exc.strerror})", "transient") from None
+    else:
+        os.close(fd)
+        return
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+    except IsADirectoryError:
+        raise store_error("open", path, "is a directory, not a database file") from None
+    except OSError as exc:
+        raise store_error("open", path, f"cannot be read ({exc.strerror})", "transient") from None
+    if header and header != SQLITE_HEADER:
+        raise store_error("open", path, "is not a SQLite database (left untouched; move it away or fix [local] path)")
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (we issue BEGIN ourselves) with the §15 settings."""
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise map_error("open", exc, path) from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise map_error("open", exc, path) from None
+    return conn
+
+
+def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
+    """Verify the file is ours and at most our version; create or migrate it forward.
+
+    Returns the version found before migrating (0 = new). Nothing is written unless the
+    version is older than ours and the file holds either nothing or our own tables.
+    """
+    try:
+        found = _read_version(conn, path)
+        if found == SCHEMA_VERSION:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return found
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = _read_version(conn, path)  # another process may have migrated meanwhile
+            for version in range(found, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[version]):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("PRAGMA journal_mode = WAL")
+        return found
+    except sqlite3.Error as exc:
+        raise map_error("open", exc, path) from None
+
+
+def _read_version(conn: sqlite3.Connection, path: Path) -> int:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise store_error(
+            "open",
+            path,
+            f"has schema version {version}, newer than this hindsight-hooks understands ({SCHEMA_VERSION}); "
+            "upgrade hindsight-hooks (the file was left untouched)",
+        )
+    if version == 0:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if names and "banks" not in names:
+            raise store_error("open", path, "is a SQLite database of another program (left untouched)")
+    return version
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into complete statements (triggers contain inner semicolons)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+_TRANSIENT_MARKERS = ("locked", "busy", "disk i/o", "database or disk is full", "unable to open", "readonly")
+_CORRUPT_MARKERS = ("malformed", "not a database", "file is encrypted")
+
+
+def classify(exc: BaseException) -> ErrorKind:
+    """Busy/locked/IO/full → transient (the queue retries); constraint and everything else → permanent."""
+    if isinstance(exc, sqlite3.IntegrityError):
+        return "permanent"
+    text = str(exc).lower()
+    if "interrupted" in text:
+        return "timeout"
+    if any(m in text for m in _CORRUPT_MARKERS):
+        return "permanent"
+    if isinstance(exc, sqlite3.OperationalError) and any(m in text for m in _TRANSIENT_MARKERS):
+        return "transient"
+    return "permanent"
+
+
+def map_error(operation: str, exc: BaseException, path: Path) -> BackendError:
+    """A ``BackendError`` for a sqlite3 failure: classified, redacted, never carrying row content."""
+    if isinstance(exc, BackendError):
+        return exc
+    kind = classify(exc)
+    detail = redact_text(str(exc))[:300]
+    if any(m in detail.lower() for m in _CORRUPT_MARKERS):
+        detail += " (the file was left untouched; restore it from a backup or move it away)"
+    return store_error(operation, path, detail, kind)

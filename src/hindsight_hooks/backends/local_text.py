@@ -1,0 +1,230 @@
+"""Query terms, FTS5 match expressions and a Python twin of FTS5's ``porter unicode61`` tokenizer.
+
+The local store ranks with SQLite FTS5 (BEHAVIOUR.md §15). Two things need to see text the
+way FTS5 sees it without asking SQLite row by row:
+
+- the query terms (lower-case ``\\w+`` tokens minus stop words and 1-char tokens, at most 12),
+  quoted and OR-ed into a MATCH expression;
+- the coverage rule ("with ≥3 terms, drop units covering < 25 % of the terms"), which must
+  count a term as covered exactly when FTS5 matched it — ``deploying`` covers ``deployed``
+  because both stem to ``deploy``. FTS5 does not report which phrase matched a row, so we ask
+  it to ``highlight()`` the matched tokens and stem those here with the same Porter variant
+  SQLite uses (``fts5_tokenize.c``), quirks included; the tests check this twin against
+  SQLite itself on thousands of real words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+
+MAX_TERMS = 12
+_WORD = re.compile(r"\w+")
+_FTS_TOKEN = re.compile(r"[^\W_]+")
+_PORTER_MAX = 64
+
+_STOP_TEXT = """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each else etc even ever
+    every few for from further get gets got had has have having he her here hers herself him himself
+    his how however i if in into is it its itself just let lets may me might more most much must my
+    myself no nor not now of off on once only or other our ours ourselves out over own per please
+    quite rather really same shall she should since so some such than that the their theirs them
+    themselves then there these they this those though through thus to too under until up upon us
+    very via was we were what whatever when where whether which while who whom whose why will with
+    within without would yes yet you your yours yourself yourselves ok okay im ive id youre dont
+    doesnt didnt isnt arent wasnt cant wont thats theres lets s t
+"""
+STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
+
+
+def query_terms(query: str) -> list[str]:
+    """The §15 terms: distinct lower-case ``\\w+`` tokens, no stop words or 1-char tokens, ≤12.
+
+    Tokens made only of underscores are dropped too: FTS5 would tokenize them to nothing.
+    """
+    out: dict[str, None] = {}
+    for raw in _WORD.findall(query.lower()):
+        if len(raw) < 2 or raw in STOP_WORDS or raw in out or not _FTS_TOKEN.search(raw):
+            continue
+        out[raw] = None
+        if len(out) == MAX_TERMS:
+            break
+    return list(out)
+
+
+def match_expression(terms: list[str]) -> str:
+    """Each term quoted as an FTS5 phrase, joined with ``OR`` (terms never contain quotes)."""
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+def _fold(text: str) -> str:
+    """Lower-case and strip diacritics, like unicode61's default ``remove_diacritics=1``."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def fts_tokens(text: str) -> list[str]:
+    """Tokens as unicode61 splits them: runs of letters/digits, case- and diacritic-folded."""
+    return _FTS_TOKEN.findall(_fold(text))
+
+
+@lru_cache(maxsize=65536)
+def porter_stem(token: str) -> str:
+    """SQLite FTS5's Porter stemmer for one already-folded token (tokens <3 or >64 bytes pass)."""
+    n_bytes = len(token.encode("utf-8"))
+    if n_bytes < 3 or n_bytes > _PORTER_MAX:
+        return token
+    return _Porter(token).run()
+
+
+def term_key(term: str) -> tuple[str, ...]:
+    """The stems FTS5 indexes for one query term (a term like ``foo_bar`` is two tokens)."""
+    return tuple(porter_stem(t) for t in fts_tokens(term))
+
+
+# -- Porter, following fts5_tokenize.c ----------------------------------------------------------------
+
+_STEP2 = (
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+    ("logi", "log"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
+    ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
+    ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+)  # fmt: skip
+_STEP3 = (
+    ("ical", "ic"), ("ness", ""), ("icate", "ic"), ("iciti", "ic"), ("ful", ""), ("ative", ""), ("alize", "al"),
+)  # fmt: skip
+_STEP4 = (
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism",
+    "ate", "iti", "ous", "ive", "ize",
+)  # fmt: skip
+
+
+def _is_vowel(c: str, y_is_vowel: bool) -> bool:
+    return c in "aeiou" or (y_is_vowel and c == "y")
+
+
+def _gobble_vc(s: str, prev_cons: bool) -> int:
+    """Length of the leading ``[C]*V+C`` run (0 when there is none), as fts5PorterGobbleVC."""
+    cons = prev_cons
+    i = 0
+    n = len(s)
+    while i < n:
+        cons = not _is_vowel(s[i], cons)
+        if not cons:
+            break
+        i += 1
+    i += 1
+    while i < n:
+        cons = not _is_vowel(s[i], cons)
+        if cons:
+            return i + 1
+        i += 1
+    return 0
+
+
+def _m_gt0(s: str) -> bool:
+    return _gobble_vc(s, False) > 0
+
+
+def _m_gt1(s: str) -> bool:
+    n = _gobble_vc(s, False)
+    return n > 0 and _gobble_vc(s[n:], True) > 0
+
+
+def _m_eq1(s: str) -> bool:
+    n = _gobble_vc(s, False)
+    return n > 0 and _gobble_vc(s[n:], True) == 0
+
+
+def _has_vowel(s: str) -> bool:
+    return any(_is_vowel(c, i > 0) for i, c in enumerate(s))
+
+
+def _ostar(s: str) -> bool:
+    if not s or s[-1] in "wxy":
+        return False
+    mask = 0
+    cons = False
+    for c in s:
+        cons = not _is_vowel(c, cons)
+        mask = (mask << 1) + int(cons)
+    return (mask & 7) == 5
+
+
+class _Porter:
+    __slots__ = ("w",)
+
+    def __init__(self, word: str) -> None:
+        self.w = word
+
+    def _replace(self, rules: tuple[tuple[str, str], ...], cond: Callable[[str], bool]) -> None:
+        w = self.w
+        for suffix, repl in rules:
+            if len(w) > len(suffix) and w.endswith(suffix):
+                stem = w[: -len(suffix)]
+                if cond(stem):
+                    self.w = stem + repl
+                return
+
+    def run(self) -> str:
+        w = self.w
+        # Step 1a
+        if w.endswith("s"):
+            if len(w) >= 2 and w[-2] == "e":
+                if (len(w) > 4 and w.endswith("sses")) or (len(w) > 3 and w.endswith("ies")):
+                    w = w[:-2]
+                else:
+                    w = w[:-1]
+            elif len(w) >= 2 and w[-2] != "s":
+                w = w[:-1]
+        # Step 1b
+        removed = False
+        if len(w) > 3 and w.endswith("eed"):
+            if _m_gt0(w[:-3]):
+                w = w[:-1]
+        elif len(w) > 2 and w.endswith("ed"):
+            if _has_vowel(w[:-2]):
+                w = w[:-2]
+                removed = True
+        elif len(w) > 3 and w.endswith("ing") and _has_vowel(w[:-3]):
+            w = w[:-3]
+            removed = True
+        if removed:
+            if len(w) > 2 and w[-2:] in ("at", "bl", "iz"):
+                w += "e"
+            elif len(w) >= 2:
+                c = w[-1]
+                if not _is_vowel(c, False) and c not in "lsz" and c == w[-2]:
+                    w = w[:-1]
+                elif _m_eq1(w) and _ostar(w):
+                    w += "e"
+        # Step 1c
+        if w.endswith("y") and _has_vowel(w[:-1]):
+            w = w[:-1] + "i"
+        self.w = w
+        # Steps 2-4
+        self._replace(_STEP2, _m_gt0)
+        self._replace(_STEP3, _m_gt0)
+        w = self.w
+        for suffix in _STEP4:
+            if len(w) > len(suffix) and w.endswith(suffix):
+                stem = w[: -len(suffix)]
+                ok = _m_gt1(stem) and (stem[-1:] in ("s", "t") if suffix == "ion" else True)
+                if ok:
+                    w = stem
+                break
+        # Step 5a
+        if w.endswith("e"):
+            stem = w[:-1]
+            if _m_gt1(stem) or (_m_eq1(stem) and not _ostar(stem)):
+                w = stem
+        # Step 5b
+        if len(w) > 1 and w.endswith("ll") and _m_gt1(w[:-1]):
+            w = w[:-1]
+        return w

@@ -1,0 +1,508 @@
+"""Preview and import (BEHAVIOUR.md §12 "Delivery", "Preview", "A real import").
+
+A *plan* is one source file's documents plus the bank they go to. The preview is computed
+from plans alone and writes nothing. A real import asks first (unless the caller already
+confirmed, e.g. ``--yes`` from a script), then per plan:
+
+1. loads the run's checkpoint (a new run id starts fresh) and marks what can be skipped —
+   empty projections, documents already delivered with the same content (checkpoint or
+   manifest), documents a previous run queued and that have since been delivered;
+2. removes stale queued copies of our documents and enqueues the rest as ``source:"import"``
+   jobs — or nothing, when an identical job is already queued;
+3. flushes the bank one job at a time, so the manifest and checkpoint record each delivery
+   as it happens, and stops at the first failure; whatever is still queued afterwards is
+   ``queued`` (pending, not failed) and the next flush or re-run delivers it.
+
+The checkpoint is saved after every change, so a run killed anywhere resumes from disk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..governance.redact import redact_error
+from ..plugin.jobs import build_item, new_job, session_tags
+from ..timing import Deadline
+from .chat_transcript import build_chat_document, parse_chat
+from .checkpoint import Checkpoint, make_run_id
+from .documents import (
+    SKIP_ALREADY_IMPORTED,
+    ImportDocument,
+    ImportScope,
+    ImportSettings,
+    build_session_documents,
+)
+from .manifest import Manifest, entry_for
+from .pi_session import SessionFormatError, first_json_line, parse_header, parse_session
+from .queue_ops import find_queued, queued_state, remove_stale
+from .sources import ImportRefused, check_belongs
+
+if TYPE_CHECKING:
+    from ..plugin.runtime import SessionRuntime
+
+IMPORT_FLUSH_BUDGET_MS = 120_000
+"""How long one import may spend delivering; what is left stays queued for later flushes."""
+
+CONFIRM_OPTIONS = ["Import", "Cancel"]
+PREVIEW_DOC_LINES = 40
+
+
+class ImportError_(Exception):
+    """An import that cannot start (no bank, unreadable file); the message is safe to show."""
+
+
+@dataclass
+class Plan:
+    """One source file's documents and where they go."""
+
+    kind: str  # "session" | "chat"
+    source_file: str
+    bank_id: str
+    session_id: str
+    cwd: str
+    settings: ImportSettings | None
+    documents: list[ImportDocument]
+    branch_messages: int
+    leaves: int = 1
+    bad_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def include_branches(self) -> str:
+        return self.settings.include_branches if self.settings else "transcript"
+
+    @property
+    def mode(self) -> str:
+        return self.settings.mode if self.settings else "chat"
+
+    @property
+    def update_mode(self) -> str:
+        return self.settings.update_mode if self.settings else "replace"
+
+    def run_id(self) -> str:
+        return make_run_id(
+            self.bank_id, self.session_id, self.include_branches, self.mode, self.update_mode, self.source_file
+        )
+
+
+# -- planning --------------------------------------------------------------------------------------
+
+
+def _scope(rt: SessionRuntime) -> ImportScope:
+    assert rt.identity is not None
+    return ImportScope(
+        host=rt.identity.host,
+        repo_key=rt.identity.repo_key,
+        cwd=str(rt.cwd),
+        session_tags=tuple(session_tags(rt)),
+    )
+
+
+def project_bank_or_fail(rt: SessionRuntime) -> str:
+    bank = rt.project_bank()
+    if bank is None:
+        raise ImportError_("no project bank (banks.project.enabled=false): there is nowhere to import sessions")
+    return bank
+
+
+def is_session_file(path: Path) -> bool:
+    """The first non-empty line is a session header (a bad version still counts: it is one)."""
+    try:
+        return parse_header(first_json_line(path)) is not None
+    except SessionFormatError:
+        return True
+
+
+def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """Parse a Pi session file that belongs here and build its documents."""
+    assert rt.identity is not None
+    bank = project_bank_or_fail(rt)
+    try:
+        parsed = parse_session(path)
+    except SessionFormatError as exc:
+        raise ImportError_(str(exc)) from None
+    except OSError as exc:
+        raise ImportError_(f"cannot read {path}: {type(exc).__name__}") from None
+    check_belongs(Path(path), parsed.header, rt.cwd, rt.identity.root, explicit=explicit)
+    docs = build_session_documents(parsed, settings, _scope(rt))
+    return Plan(
+        kind="session",
+        source_file=docs.source_file,
+        bank_id=bank,
+        session_id=docs.session_id,
+        cwd=docs.cwd,
+        settings=settings,
+        documents=docs.documents,
+        branch_messages=docs.branch_messages,
+        leaves=len(docs.leaves),
+        bad_lines=docs.bad_lines,
+        warnings=list(docs.warnings),
+    )
+
+
+def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
+    """A chat/gateway transcript: one document for the user bank, refused without one."""
+    assert rt.identity is not None
+    bank = rt.user_bank()
+    if bank is None:
+        raise ImportRefused(
+            f"refusing {path}: a chat transcript has no cwd, so it cannot be proven to belong to this project; "
+            "it can only go to a user bank, and none is configured (banks.user)"
+        )
+    try:
+        transcript = parse_chat(path)
+    except OSError as exc:
+        raise ImportError_(f"cannot read {path}: {type(exc).__name__}") from None
+    documents = []
+    if transcript.messages:
+        documents.append(build_chat_document(transcript, host=rt.identity.host, redact=rt.cfg.retain.redact_secrets))
+    return Plan(
+        kind="chat",
+        source_file=os.path.abspath(path),
+        bank_id=bank,
+        session_id=documents[0].session_id if documents else "",
+        cwd="",
+        settings=None,
+        documents=documents,
+        branch_messages=len(transcript.messages),
+        bad_lines=transcript.bad_lines,
+    )
+
+
+def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
+    """An explicit file: a Pi session if it has a session header, else a chat transcript."""
+    if not Path(path).is_file():
+        raise ImportError_(f"{path} does not exist or is not a file")
+    if is_session_file(Path(path)):
+        return plan_session(rt, Path(path), settings, explicit=True)
+    return plan_chat(rt, Path(path))
+
+
+# -- preview ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class DocView:
+    """A document as a preview/import reports it (no content)."""
+
+    plan: Plan
+    doc: ImportDocument
+    status: str
+    skip_reason: str | None = None
+    unchanged: bool = False
+    error: str | None = None
+
+    def as_dict(self, *, preview: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "document_id": self.doc.document_id,
+            "leaf_id": self.doc.leaf_id,
+            "bank_id": self.plan.bank_id,
+            "source_file": self.plan.source_file,
+            "raw_messages": self.doc.message_count,
+            "projected_messages": self.doc.projected_count,
+            "dropped_tool_results": self.doc.dropped_tool_results,
+            "bytes": self.doc.bytes,
+            "update_mode": self.doc.update_mode,
+            "status": self.status,
+        }
+        if self.doc.chunk_index is not None:
+            out["chunk_index"] = self.doc.chunk_index
+        if self.doc.message_range is not None:
+            out["message_range"] = {"start": self.doc.message_range[0], "end": self.doc.message_range[1]}
+        if self.skip_reason:
+            out["skip_reason"] = self.skip_reason
+        if self.error:
+            out["error"] = self.error
+        out["unchanged"] = self.unchanged
+        if preview:
+            out["would_write"] = False
+        return out
+
+    def line(self) -> str:
+        rng = f" messages {self.doc.message_range[0]}-{self.doc.message_range[1]}" if self.doc.message_range else ""
+        why = f" ({self.skip_reason})" if self.skip_reason else ""
+        return (
+            f"- {self.doc.document_id} leaf={self.doc.leaf_id}{rng} raw={self.doc.message_count} "
+            f"projected={self.doc.projected_count} dropped_tool_results={self.doc.dropped_tool_results} "
+            f"bytes={self.doc.bytes} {self.doc.update_mode} {self.status}{why}"
+        )
+
+
+@dataclass
+class Preview:
+    scope: str
+    plans: list[Plan]
+    views: list[DocView]
+    unchanged: int
+    warnings: list[str]
+
+    @property
+    def messages(self) -> int:
+        return sum(p.branch_messages for p in self.plans)
+
+    def summary(self, *, status: str, write: bool) -> dict[str, Any]:
+        modes = sorted({p.update_mode for p in self.plans}) or ["replace"]
+        return {
+            "scope": self.scope,
+            "files": len(self.plans),
+            "messages": self.messages,
+            "documents": len(self.views),
+            "pending": sum(1 for v in self.views if v.status == "pending"),
+            "skipped": sum(1 for v in self.views if v.status == "skipped"),
+            "update_mode": ",".join(modes),
+            "status": status,
+            "write": "yes" if write else "no",
+            "unchanged_manifest_entries": self.unchanged,
+        }
+
+    def text(self, *, title: str = "import preview") -> str:
+        s = self.summary(status="preview", write=False)
+        lines = [
+            f"{title}: {s['scope']}",
+            f"files={s['files']} messages={s['messages']} documents={s['documents']} "
+            f"(pending {s['pending']}, skipped {s['skipped']}) update_mode={s['update_mode']} "
+            f"unchanged={s['unchanged_manifest_entries']} status=preview write=no",
+        ]
+        lines += [v.line() for v in self.views[:PREVIEW_DOC_LINES]]
+        if len(self.views) > PREVIEW_DOC_LINES:
+            lines.append(f"… and {len(self.views) - PREVIEW_DOC_LINES} more document(s)")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def build_preview(rt: SessionRuntime, scope: str, plans: list[Plan]) -> Preview:
+    """Per-document facts and the summary; reads the manifest, writes nothing."""
+    manifest = Manifest(rt.resolve_path(rt.cfg.import_.manifest_path))
+    resume = rt.cfg.import_.resume
+    views: list[DocView] = []
+    unchanged = 0
+    warnings: list[str] = []
+    for plan in plans:
+        warnings += plan.warnings
+        if plan.bad_lines:
+            warnings.append(f"{plan.source_file}: {plan.bad_lines} unparsable line(s) skipped")
+        for doc in plan.documents:
+            same = manifest.unchanged(doc, plan.bank_id)
+            unchanged += same
+            if doc.status == "skipped":
+                views.append(DocView(plan, doc, "skipped", doc.skip_reason, same))
+            elif same and resume:
+                views.append(DocView(plan, doc, "skipped", SKIP_ALREADY_IMPORTED, True))
+            else:
+                views.append(DocView(plan, doc, "pending", None, same))
+    warnings += manifest.warnings
+    return Preview(scope=scope, plans=plans, views=views, unchanged=unchanged, warnings=warnings)
+
+
+# -- the real import -------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportOutcome:
+    """What a real import did; ``views`` carry each document's final status."""
+
+    preview: Preview
+    views: list[DocView]
+    delivery_errors: dict[str, str] = field(default_factory=dict)
+    enqueue_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for v in self.views if v.status == status)
+
+    @property
+    def activity(self) -> str:
+        if self.count("failed") or self.enqueue_error or self.delivery_errors:
+            return "import-failed"
+        if self.count("queued") or self.count("pending"):
+            return "import-queued"
+        return "imported"
+
+
+def confirm(rt: SessionRuntime, preview: Preview) -> bool:
+    """Ask ``Import``/``Cancel``; anything but ``Import`` (``None`` included) is a no."""
+    title = preview.text() + "\n\nThis will enqueue historical session content for memory. Continue?"
+    try:
+        answer = rt.ctx.ui.select(title, list(CONFIRM_OPTIONS))
+    except Exception:
+        answer = None
+    return answer == "Import"
+
+
+def execute(rt: SessionRuntime, preview: Preview) -> ImportOutcome:
+    """Write every plan of ``preview``: checkpoint, stale/identical handling, enqueue, flush."""
+    outcome = ImportOutcome(preview=preview, views=[])
+    rt.ensure_state_dir()
+    manifest = Manifest(rt.resolve_path(rt.cfg.import_.manifest_path), rt.cfg.queue.lock_timeout_ms / 1000.0)
+    deadline = Deadline(IMPORT_FLUSH_BUDGET_MS)
+    for plan in preview.plans:
+        views = [v for v in preview.views if v.plan is plan]
+        _execute_plan(rt, plan, views, manifest, deadline, outcome)
+        outcome.views.extend(views)
+    outcome.notes += manifest.warnings
+    return outcome
+
+
+def _checkpoint_header(rt: SessionRuntime, plan: Plan) -> dict[str, Any]:
+    settings = plan.settings
+    return {
+        "run_id": plan.run_id(),
+        "source_file": plan.source_file,
+        "bank_id": plan.bank_id,
+        "session_id": plan.session_id,
+        "cwd": plan.cwd,
+        "include_branches": plan.include_branches,
+        "import_mode": plan.mode,
+        "tool_results": settings.tool_results if settings else "none",
+        "import_quality_profile": settings.quality_profile if settings and settings.strict else None,
+        "update_mode": plan.update_mode,
+    }
+
+
+def _execute_plan(
+    rt: SessionRuntime,
+    plan: Plan,
+    views: list[DocView],
+    manifest: Manifest,
+    deadline: Deadline,
+    outcome: ImportOutcome,
+) -> None:
+    cfg = rt.cfg
+    resume = cfg.import_.resume
+    queue = rt.queue()
+    cp = Checkpoint.load(rt.resolve_path(cfg.import_.checkpoint_path), _checkpoint_header(rt, plan), resume=resume)
+    if cp.warning:
+        rt.warn_once("import-checkpoint", cp.warning)
+        outcome.notes.append(cp.warning)
+    jobs: dict[str, list[DocView]] = {}
+    delivered_before: list[DocView] = []
+
+    # 1. What is already done, or already on its way.
+    for view in views:
+        doc = view.doc
+        view.status, view.skip_reason = "pending", None
+        if doc.status == "skipped":
+            view.status, view.skip_reason = "skipped", doc.skip_reason
+            cp.set_status(doc, "skipped", skip_reason=doc.skip_reason)
+            continue
+        previous = cp.document(doc.document_id) if resume else None
+        same_hash = previous is not None and previous.get("content_hash") == doc.content_hash
+        if resume and ((same_hash and previous and previous.get("status") == "completed") or view.unchanged):
+            view.status, view.skip_reason = "skipped", SKIP_ALREADY_IMPORTED
+            cp.set_status(doc, "skipped", skip_reason=SKIP_ALREADY_IMPORTED)
+            continue
+        if same_hash and previous and previous.get("status") == "queued":
+            where, job_id = queued_state(queue, plan.bank_id, doc.document_id, doc.content)
+            if where == "gone":
+                view.status = "completed"
+                cp.set_status(doc, "completed")
+                delivered_before.append(view)
+                continue
+            if where == "queued" and job_id is not None:
+                view.status = "queued"
+                cp.set_status(doc, "queued")
+                jobs.setdefault(job_id, []).append(view)
+                continue
+        cp.set_status(doc, "pending")
+    cp.save()
+    if delivered_before:
+        manifest.record([entry_for(v.doc, plan.bank_id, plan.settings) for v in delivered_before])
+
+    # 2. Stale and identical queued jobs, then enqueue.
+    pending = [v for v in views if v.status == "pending"]
+    stale: dict[str, str] = {}
+    to_enqueue: list[DocView] = []
+    for view in pending:
+        match = find_queued(queue, plan.bank_id, view.doc.document_id, view.doc.content)
+        if match.identical_job_id is not None:
+            view.status = "queued"
+            cp.set_status(view.doc, "queued")
+            jobs.setdefault(match.identical_job_id, []).append(view)
+        else:
+            if match.stale_job_ids:
+                stale[view.doc.document_id] = view.doc.content
+            to_enqueue.append(view)
+    if stale:
+        removed = remove_stale(queue, plan.bank_id, stale)
+        if removed:
+            outcome.notes.append(f"removed {len(removed)} stale queued import job(s)")
+    for view in to_enqueue:
+        if outcome.enqueue_error is not None:
+            break
+        try:
+            job = _job_for(rt, plan, view.doc)
+            result = queue.enqueue(job, coalesce=False)
+        except Exception as exc:
+            outcome.enqueue_error = redact_error(exc)
+            view.status, view.error = "failed", outcome.enqueue_error
+            cp.set_status(view.doc, "failed", error=outcome.enqueue_error)
+            cp.save()
+            rt.warn_once("import-enqueue", f"import could not queue {view.doc.document_id}: {outcome.enqueue_error}")
+            break
+        view.status = "queued"
+        cp.set_status(view.doc, "queued")
+        cp.save()
+        jobs.setdefault(result.job_id, []).append(view)
+    cp.save()
+
+    # 3. Deliver, one job at a time, stopping at the first failure.
+    _flush(rt, plan, jobs, cp, manifest, deadline, outcome)
+
+
+def _job_for(rt: SessionRuntime, plan: Plan, doc: ImportDocument) -> dict[str, Any]:
+    item = build_item(
+        rt,
+        bank_id=plan.bank_id,
+        content=doc.content,
+        context=doc.context,
+        document_id=doc.document_id,
+        update_mode=doc.update_mode,
+        tags=doc.tags,
+        metadata=doc.metadata,
+        timestamp=doc.timestamp,
+    )
+    return new_job(rt, plan.bank_id, "import", [item], rt.cfg.retain.async_)
+
+
+def _flush(
+    rt: SessionRuntime,
+    plan: Plan,
+    jobs: dict[str, list[DocView]],
+    cp: Checkpoint,
+    manifest: Manifest,
+    deadline: Deadline,
+    outcome: ImportOutcome,
+) -> None:
+    from ..plugin.delivery import deliver
+
+    waiting = dict(jobs)
+    total = sum(len(v) for v in jobs.values())
+    done = 0
+    while waiting and not deadline.expired():
+        budget_ms = max(1, int((deadline.remaining_s() or 0.0) * 1000))
+        report = deliver(rt, banks={plan.bank_id}, budget_ms=budget_ms, max_jobs=1, force=True)
+        for d in report.delivered:
+            finished = waiting.pop(str(d.get("queue_job_id")), None)
+            if not finished:
+                continue
+            for view in finished:
+                view.status = "completed"
+                cp.set_status(view.doc, "completed")
+            cp.save()
+            manifest.record([entry_for(v.doc, plan.bank_id, plan.settings) for v in finished])
+            done += len(finished)
+            rt.info(f"import: {done}/{total} document(s) delivered to {plan.bank_id}")
+        error = report.error or report.errors.get(plan.bank_id)
+        if error:
+            outcome.delivery_errors[plan.bank_id] = error
+            for views in waiting.values():
+                for view in views:
+                    view.error = error
+                    cp.set_status(view.doc, "queued", error=error)
+            cp.save()
+            return
+        if report.sent == 0:
+            return  # nothing deliverable now (e.g. another process holds the bank): stays queued

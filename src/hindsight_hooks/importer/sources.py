@@ -1,0 +1,86 @@
+"""Which session files may be imported here (BEHAVIOUR.md §12 "Sources" and "Belonging").
+
+Imports write to the *project* bank, so a session recorded in another repository must never
+land there: that would leak one project's memory into another's recall. A file belongs when
+its header ``cwd`` (after realpath) is this session's cwd or lies inside the repo root.
+Discovery is stricter than an explicit file: a header without ``cwd`` cannot be proven to
+belong, so discovery skips it, while a person naming the file explicitly vouches for it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .pi_session import SessionFormatError, SessionHeader, first_json_line, parse_header
+
+
+class ImportRefused(Exception):
+    """The file may not be imported here; the message names the paths involved, never content."""
+
+
+def header_cwd(header: SessionHeader, session_path: Path) -> str | None:
+    """The header's cwd after realpath (relative to the file's folder), or ``None``."""
+    if not header.cwd:
+        return None
+    return os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(session_path)), header.cwd))
+
+
+def belongs(session_cwd: str, cwd: Path, root: Path) -> bool:
+    """``session_cwd`` is ``cwd`` or lies inside ``root`` (all compared after realpath)."""
+    real = Path(os.path.realpath(session_cwd))
+    if real == Path(os.path.realpath(cwd)):
+        return True
+    real_root = Path(os.path.realpath(root))
+    return real == real_root or real_root in real.parents
+
+
+def check_belongs(path: Path, header: SessionHeader, cwd: Path, root: Path, *, explicit: bool) -> None:
+    """Raise ``ImportRefused`` unless ``path`` belongs to this project."""
+    session_cwd = header_cwd(header, path)
+    if session_cwd is None:
+        if explicit:
+            return
+        raise ImportRefused(f"{path} has no cwd in its session header; discovery cannot prove it belongs here")
+    if not belongs(session_cwd, cwd, root):
+        raise ImportRefused(
+            f"refusing {path}: it was recorded in {session_cwd}, which is outside this project ({root})"
+        )
+
+
+@dataclass
+class Discovery:
+    """The result of scanning a folder: files to import, and the others with the reason."""
+
+    folder: Path
+    accepted: list[Path] = field(default_factory=list)
+    refused: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def discover(folder: Path, cwd: Path, root: Path) -> Discovery:
+    """The ``.jsonl`` files in ``folder`` (not recursive, sorted by name) whose header belongs here."""
+    found = Discovery(folder=Path(folder))
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise ImportRefused(f"cannot list {folder}: {type(exc).__name__}") from None
+    for name in names:
+        path = Path(folder) / name
+        if not name.endswith(".jsonl") or not path.is_file():
+            continue
+        try:
+            header = parse_header(first_json_line(path))
+        except (SessionFormatError, OSError) as exc:
+            found.refused.append((path, str(exc) if isinstance(exc, SessionFormatError) else type(exc).__name__))
+            continue
+        if header is None:
+            found.refused.append((path, "not a Pi session file"))
+            continue
+        try:
+            check_belongs(path, header, cwd, root, explicit=False)
+        except ImportRefused as exc:
+            found.refused.append((path, str(exc)))
+            continue
+        found.accepted.append(path)
+    return found

@@ -1,0 +1,84 @@
+"""Query terms and the Python twin of FTS5's ``porter unicode61`` tokenizer, checked against SQLite."""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+from hindsight_hooks.backends.local_text import (
+    MAX_TERMS,
+    fts_tokens,
+    match_expression,
+    porter_stem,
+    query_terms,
+    term_key,
+)
+
+
+def test_terms_are_lowercase_words_without_stop_words_or_single_chars() -> None:
+    assert query_terms("How do I Deploy the Kafka cluster? x y Deploy") == ["deploy", "kafka", "cluster"]
+    assert query_terms("the and of a") == []
+    assert query_terms("___ __init__ foo_bar") == ["__init__", "foo_bar"]
+    assert query_terms("Café naïve") == ["café", "naïve"]
+
+
+def test_at_most_twelve_terms() -> None:
+    words = [f"word{i}" for i in range(20)]
+    assert query_terms(" ".join(words)) == words[:MAX_TERMS]
+
+
+def test_match_expression_quotes_and_ors() -> None:
+    assert match_expression(["alpha", "beta"]) == '"alpha" OR "beta"'
+
+
+def _sqlite_stems(words: list[str]) -> dict[str, str]:
+    """What SQLite's own porter tokenizer indexes for each single-token word."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(words, 1)))
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    return {words[doc - 1]: term for term, doc in conn.execute("SELECT term, doc FROM v")}
+
+
+def _stdlib_words(limit: int) -> list[str]:
+    """Real English words (and identifiers) from the standard library's sources."""
+    root = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    words: set[str] = set()
+    for path in sorted(root.glob("*.py"))[:80]:
+        words.update(w for w in re.findall(r"[a-z]{2,29}", path.read_text(encoding="utf-8", errors="replace").lower()))
+    return sorted(words)[:limit]
+
+
+def test_porter_twin_matches_sqlite_on_real_words() -> None:
+    words = _stdlib_words(6000)
+    assert len(words) > 2000
+    expected = _sqlite_stems(words)
+    mismatches = [(w, expected[w], porter_stem(w)) for w in words if porter_stem(w) != expected[w]]
+    assert mismatches == []
+
+
+def test_porter_twin_matches_sqlite_on_suffix_edge_cases() -> None:
+    rnd = random.Random(7)
+    suffixes = (
+        "ational tional enci anci izer logi bli alli entli eli ousli ization ation ator alism iveness fulness "
+        "ousness aliti iviti biliti ical ness icate iciti ful ative alize al ance ence er ic able ible ant ement "
+        "ment ent sion tion ion ou ism ate iti ous ive ize eed ed ing sses ies ss s y e ll at bl iz"
+    ).split()
+    letters = "aeiouyybcdlsstmnrzwxgip"
+    words = set()
+    for _ in range(12000):
+        word = "".join(rnd.choice(letters) for _ in range(rnd.randint(1, 6)))
+        word += "".join(rnd.choice(suffixes) for _ in range(rnd.randint(0, 2)))
+        words.add(word)
+    ordered = sorted(words)
+    expected = _sqlite_stems(ordered)
+    assert [w for w in ordered if porter_stem(w) != expected[w]] == []
+
+
+def test_tokens_fold_case_and_diacritics_like_unicode61() -> None:
+    assert fts_tokens("Café-Owner's naïve_flag 42") == ["cafe", "owner", "s", "naive", "flag", "42"]
+    assert term_key("foo_bars") == ("foo", "bar")
+    assert term_key("deploying") == term_key("deployed") == term_key("deploys") == ("deploi",)
