@@ -286,6 +286,9 @@ def _add_chat(parser: argparse.ArgumentParser) -> None:
                         "arguments are visible to other users)")
     parser.add_argument("--max-tool-rounds", type=int, default=8, help="tool-call rounds per run (default 8)")
     parser.set_defaults(host_name="chat")
+    host_name = parser._option_string_actions.get("--host-name")
+    if host_name is not None:
+        host_name.help = "host name used in tags (default: chat)"
     parser.epilog = ("--session-file: resumed when it holds a session, created otherwise "
                      "(default: a new file under <cwd>/.hindsight/sessions/)")
 

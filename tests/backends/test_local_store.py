@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import BackendError, BankSpec, MemoryBackend, RecallRequest
-from hindsight_hooks.backends.local import LocalBackend, hash16
+from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
+from hindsight_hooks.backends.local_write import hash16
 from tests.backends.test_local_support import T0_ISO, Clock, file_digest, item, make, messages_json, raw
 
 
@@ -34,6 +35,8 @@ def test_file_is_private_and_settings_hold(tmp_path: Path) -> None:
     backend.retain_batch("b", [item("hello world", "d1")], operation_id="op")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    for sibling in path.parent.iterdir():  # -wal / -shm hold transcript pages too
+        assert stat.S_IMODE(sibling.stat().st_mode) == 0o600, sibling.name
     conn = raw(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -50,9 +53,11 @@ def test_ensure_bank_inserts_missions_once(tmp_path: Path) -> None:
     spec = BankSpec(retain_mission="keep facts", reflect_mission="answer", observations_mission="notice")
     assert backend.ensure_bank("proj", spec) is True
     assert backend.ensure_bank("proj", BankSpec(retain_mission="other")) is False
-    row = raw(backend.path).execute(
-        "SELECT retain_mission, reflect_mission, observations_mission FROM banks WHERE bank_id='proj'"
-    ).fetchone()
+    row = (
+        raw(backend.path)
+        .execute("SELECT retain_mission, reflect_mission, observations_mission FROM banks WHERE bank_id='proj'")
+        .fetchone()
+    )
     assert row == ("keep facts", "answer", "notice")
     assert backend.bank_exists("proj") and not backend.bank_exists("nope")
 
@@ -65,6 +70,10 @@ def test_banks_never_see_each_other(tmp_path: Path) -> None:
     hits_b = backend.recall("beta", RecallRequest(query="deploy script"))
     assert [h.text for h in hits_a.hits] == ["the deploy script lives in ops"]
     assert [h.text for h in hits_b.hits] == ["the deploy script lives in tools"]
+    with pytest.raises(BackendError) as info:
+        backend.recall("gamma", RecallRequest(query="deploy script"))
+    assert info.value.kind == "not_found"  # as the server's 404: the caller re-ensures the bank
+    backend.ensure_bank("gamma", BankSpec())
     assert backend.recall("gamma", RecallRequest(query="deploy script")).hits == []
     unit_id = hits_a.hits[0].id
     assert unit_id is not None
@@ -87,7 +96,7 @@ def test_unit_attributes_by_origin(tmp_path: Path) -> None:
         ],
         operation_id="op",
     )
-    by_doc = {}
+    by_doc: dict[str | None, set[tuple[str | None, str | None, float | None]]] = {}
     for hit in backend.list_units("b", 100, 0):
         by_doc.setdefault(hit.document_id, set()).add((hit.type, hit.source, hit.importance))
     assert by_doc["e"] == {("world", "tool", 0.75)}
@@ -172,6 +181,9 @@ def test_invalid_item_rejects_the_whole_batch(tmp_path: Path) -> None:
     assert texts(backend, "b") == []
     with pytest.raises(BackendError):
         backend.retain_batch("b", [item("fine", "d1", mode="merge")], operation_id="op")
+    with pytest.raises(BackendError) as blank:
+        backend.retain_batch("b", [item("fine", "d1"), item(" \n\t", "d2")], operation_id="op")
+    assert blank.value.kind == "permanent" and "item 1" in blank.value.detail
     with pytest.raises(BackendError):
         backend.retain_batch("b", [], operation_id="op")
 

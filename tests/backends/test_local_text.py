@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hindsight_hooks.backends.local_text import (
     MAX_TERMS,
+    StemFinder,
     fts_tokens,
     match_expression,
     porter_stem,
@@ -49,7 +50,8 @@ def _stdlib_words(limit: int) -> list[str]:
     words: set[str] = set()
     for path in sorted(root.glob("*.py"))[:80]:
         words.update(w for w in re.findall(r"[a-z]{2,29}", path.read_text(encoding="utf-8", errors="replace").lower()))
-    return sorted(words)[:limit]
+    ordered = sorted(words)
+    return sorted(random.Random(1).sample(ordered, min(limit, len(ordered))))
 
 
 def test_porter_twin_matches_sqlite_on_real_words() -> None:
@@ -60,13 +62,16 @@ def test_porter_twin_matches_sqlite_on_real_words() -> None:
     assert mismatches == []
 
 
+SUFFIXES = (
+    "ational tional enci anci izer logi bli alli entli eli ousli ization ation ator alism iveness fulness "
+    "ousness aliti iviti biliti ical ness icate iciti ful ative alize al ance ence er ic able ible ant ement "
+    "ment ent sion tion ion ou ism ate iti ous ive ize eed ed ing sses ies ss s y e ll at bl iz"
+)
+
+
 def test_porter_twin_matches_sqlite_on_suffix_edge_cases() -> None:
     rnd = random.Random(7)
-    suffixes = (
-        "ational tional enci anci izer logi bli alli entli eli ousli ization ation ator alism iveness fulness "
-        "ousness aliti iviti biliti ical ness icate iciti ful ative alize al ance ence er ic able ible ant ement "
-        "ment ent sion tion ion ou ism ate iti ous ive ize eed ed ing sses ies ss s y e ll at bl iz"
-    ).split()
+    suffixes = SUFFIXES.split()
     letters = "aeiouyybcdlsstmnrzwxgip"
     words = set()
     for _ in range(12000):
@@ -82,3 +87,17 @@ def test_tokens_fold_case_and_diacritics_like_unicode61() -> None:
     assert fts_tokens("Café-Owner's naïve_flag 42") == ["cafe", "owner", "s", "naive", "flag", "42"]
     assert term_key("foo_bars") == ("foo", "bar")
     assert term_key("deploying") == term_key("deployed") == term_key("deploys") == ("deploi",)
+
+
+def test_porter_keeps_all_but_the_last_char_as_a_prefix() -> None:
+    """StemFinder relies on it: a token stemming to ``s`` starts with ``s[:-1]``."""
+    words = _stdlib_words(6000)
+    assert [w for w in words if not w.startswith(porter_stem(w)[:-1])] == []
+
+
+def test_stem_finder_finds_only_wanted_stems() -> None:
+    finder = StemFinder(frozenset({"deploi", "server", "happi"}))
+    text = "We were Deploying two SERVERS; happy days, unhappy nights, deployment pending"
+    assert finder.found(text) == frozenset({"deploi", "server", "happi"})
+    assert finder.found("nothing relevant here") == frozenset()
+    assert StemFinder(frozenset({"x"})).found("x marks the spot") == frozenset({"x"})

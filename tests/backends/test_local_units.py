@@ -28,7 +28,12 @@ def test_transcript_array_gives_one_unit_per_message_with_text() -> None:
                 {"type": "toolCall", "id": "c2", "name": "noop", "arguments": {}},
             ],
         },
-        {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "1 passed"}]},
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "1 passed"}],
+        },
         {"role": "user", "content": [{"type": "image", "mimeType": "image/png", "omitted": True}]},
         {"role": "branchSummary", "summary": "Tried retries first."},
         {"role": "bashExecution", "command": "git status", "output": "clean"},
@@ -47,10 +52,10 @@ def test_transcript_array_gives_one_unit_per_message_with_text() -> None:
 
 
 def test_import_object_uses_its_messages() -> None:
-    doc = {"source": "session-import", "session_file": "/x.jsonl", "messages": [{"role": "user", "content": "hi there"}]}
+    doc = {"source": "session-import", "session_file": "/x.jsonl", "messages": [{"role": "user", "content": "hi"}]}
     units, shape = derive_units(json.dumps(doc))
     assert shape == "import"
-    assert [u.content for u in units] == ["user: hi there"]
+    assert [u.content for u in units] == ["user: hi"]
 
 
 def test_long_message_is_split_at_paragraphs_and_each_piece_keeps_its_role() -> None:

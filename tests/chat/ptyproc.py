@@ -32,6 +32,8 @@ class PtyProcess:
         self.fd = fd
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
         self.buffer = ""
+        self.log = ""
+        """Everything the child wrote, for whole-session assertions (``buffer`` is consumed by ``expect``)."""
         self.status: int | None = None
 
     def _pump(self, timeout: float) -> bool:
@@ -44,7 +46,9 @@ class PtyProcess:
             return False
         if not data:
             return False
-        self.buffer += data.decode("utf-8", "replace")
+        text = data.decode("utf-8", "replace")
+        self.buffer += text
+        self.log += text
         return True
 
     def expect(self, pattern: str, timeout: float = 30.0) -> str:
@@ -65,6 +69,16 @@ class PtyProcess:
 
     def send(self, text: str) -> None:
         os.write(self.fd, text.encode("utf-8"))
+
+    def interrupt(self, settle: float = 0.3) -> None:
+        """Ctrl-C, typed the way a person does: not in the same microsecond as the last output.
+
+        CPython's readline checks for signals only when its ``select`` is interrupted; a SIGINT
+        that lands while readline is still redrawing (right after it echoed a key) is noticed
+        at the next key instead. A person never types that fast; a test would, so it waits.
+        """
+        time.sleep(settle)
+        self.send("\x03")
 
     def sendline(self, text: str) -> None:
         self.send(text + "\r")

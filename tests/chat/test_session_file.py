@@ -60,7 +60,7 @@ def test_resume_continues_the_chain_and_returns_the_branch(tmp_path: Path) -> No
 
     resumed, parsed = SessionFile.open(path, tmp_path)
     assert parsed is not None
-    assert [m["content"] for m in parsed.messages][0] == "one"
+    assert parsed.messages[0]["content"] == "one"
     assert len(parsed.messages) == 2
     new_id = resumed.append(user_message("three"))
     resumed.close()

@@ -24,7 +24,12 @@ def _conversation(turns: int, replies: int = 1, text: str = "x") -> list[tuple[i
 
 
 def test_turns_start_at_user_messages_and_a_leading_turn_is_kept() -> None:
-    items = [(0, _msg("assistant", "hello")), (1, _msg("user", "q1")), (2, _msg("assistant", "a1")), (3, _msg("user", "q2"))]
+    items = [
+        (0, _msg("assistant", "hello")),
+        (1, _msg("user", "q1")),
+        (2, _msg("assistant", "a1")),
+        (3, _msg("user", "q2")),
+    ]
     assert [[i for i, _ in t] for t in split_turns(items)] == [[0], [1, 2], [3]]
 
 
@@ -48,7 +53,12 @@ def test_byte_limit_closes_chunks_before_the_turn_that_would_overflow() -> None:
 
 
 def test_an_oversized_turn_becomes_its_own_chunk_and_is_not_cut() -> None:
-    items = [(0, _msg("user", "small")), (1, _msg("user", "z" * 5000)), (2, _msg("assistant", "ok")), (3, _msg("user", "s"))]
+    items = [
+        (0, _msg("user", "small")),
+        (1, _msg("user", "z" * 5000)),
+        (2, _msg("assistant", "ok")),
+        (3, _msg("user", "s")),
+    ]
     chunks = chunk_turns(items, turns_per_document=12, max_document_bytes=200)
     assert [(c.start, c.end) for c in chunks] == [(0, 0), (1, 2), (3, 3)]
 
@@ -61,7 +71,11 @@ def test_ranges_use_branch_indexes_not_positions() -> None:
 
 
 def test_array_size_matches_compact_json() -> None:
-    msgs = [_msg("user", "héllo ✓"), _msg("assistant", "two"), {"role": "toolResult", "content": [{"type": "text", "text": "x"}]}]
+    msgs = [
+        _msg("user", "héllo ✓"),
+        _msg("assistant", "two"),
+        {"role": "toolResult", "content": [{"type": "text", "text": "x"}]},
+    ]
     compact = json.dumps(msgs, ensure_ascii=False, separators=(",", ":")).encode()
     assert array_size([json_size(m) for m in msgs]) == len(compact)
 

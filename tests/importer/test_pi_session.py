@@ -33,8 +33,17 @@ def test_v3_branch_crosses_non_message_entries() -> None:
     # 11 messages: the model change, thinking-level change and compaction in the parent
     # chain are crossed, and contribute nothing.
     assert [m["role"] for m in branch.messages] == [
-        "user", "assistant", "toolResult", "assistant", "toolResult", "assistant",
-        "user", "assistant", "toolResult", "user", "assistant",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
     ]
     assert "Sundays" in _texts(branch.messages[-2:])
 
@@ -79,6 +88,11 @@ def test_header_rules(tmp_path: Path) -> None:
     future.write_text('{"type":"session","version":4,"id":"x","cwd":"/"}\n')
     with pytest.raises(SessionFormatError, match="unsupported session version 4"):
         parse_session(future)
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"type":"session","version":"secret-marker-x","id":"x","cwd":"/"}\n')
+    with pytest.raises(SessionFormatError) as info:
+        parse_session(odd)
+    assert "secret-marker-x" not in str(info.value) and "not a number" in str(info.value)
     leading_blank = tmp_path / "blank-first.jsonl"
     leading_blank.write_text('\n\n{"type":"session","version":2,"id":"s","cwd":"/p","parentSession":"/x/p.jsonl"}\n')
     header = parse_session(leading_blank).header
@@ -149,7 +163,9 @@ def test_property_leaves_and_branches_follow_the_tree(tmp_path_factory: pytest.T
     for ident, parent, is_msg in tree:
         pid = tree[parent][0] if parent is not None else None
         if is_msg:
-            entries.append({"type": "message", "id": ident, "parentId": pid, "message": {"role": "user", "content": ident}})
+            entries.append(
+                {"type": "message", "id": ident, "parentId": pid, "message": {"role": "user", "content": ident}}
+            )
         else:
             entries.append({"type": "model_change", "id": ident, "parentId": pid, "provider": "p", "modelId": "m"})
     parsed = parse_session(_write(tmp, entries))
@@ -163,9 +179,7 @@ def test_property_leaves_and_branches_follow_the_tree(tmp_path_factory: pytest.T
         return chain[::-1]
 
     messages = [i for i, (_, _, m) in enumerate(tree) if m]
-    expected_leaves = [
-        tree[i][0] for i in messages if not any(i in ancestors(j)[:-1] for j in messages if j != i)
-    ]
+    expected_leaves = [tree[i][0] for i in messages if not any(i in ancestors(j)[:-1] for j in messages if j != i)]
     assert parsed.leaves() == expected_leaves
     if messages:
         assert parsed.current_leaf() == tree[messages[-1]][0]

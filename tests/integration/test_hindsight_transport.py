@@ -6,9 +6,12 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +27,9 @@ class TinyServer:
     It records how many connections were accepted and when each one saw the client's EOF.
     """
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, tls: ssl.SSLContext | None = None) -> None:
         self.mode = mode
+        self.tls = tls
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -43,7 +47,7 @@ class TinyServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def _serve(self) -> None:
         while not self._stop.is_set():
@@ -81,6 +85,8 @@ class TinyServer:
         buf = b""
         conn.settimeout(10)
         try:
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True)
             while True:
                 got = self._read_request(conn, buf)
                 if got is None:
@@ -114,8 +120,8 @@ class TinyServer:
 
 
 @contextlib.contextmanager
-def serving(mode: str) -> Iterator[TinyServer]:
-    server = TinyServer(mode)
+def serving(mode: str, tls: ssl.SSLContext | None = None) -> Iterator[TinyServer]:
+    server = TinyServer(mode, tls)
     try:
         yield server
     finally:
@@ -225,4 +231,32 @@ def test_recall_after_an_abandoned_one_uses_a_fresh_connection() -> None:
             backend.recall("b", RecallRequest(query="q"), timeout_s=0.2)
         assert ei.value.kind == "timeout"
         assert hang.accepted == 2  # the abandoned lane was closed, not reused
+        backend.close()
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_abort_over_tls_closes_the_connection_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = _self_signed(tmp_path)
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts our test CA via the env, as httpx documents
+    with serving("hang", server_ctx) as srv:
+        backend = HindsightBackend(srv.url)
+        sig = threading.Event()
+        threading.Thread(target=lambda: (srv.got_request.wait(10), sig.set()), daemon=True).start()
+        with pytest.raises(HindsightError) as ei:
+            backend.recall("b", RecallRequest(query="q"), timeout_s=20, signal=sig)
+        returned = time.monotonic()
+        assert srv.got_request.is_set()  # the TLS handshake and the request really happened
+        assert ei.value.kind == "aborted"
+        _eof_within(srv, returned, 0.2)
         backend.close()

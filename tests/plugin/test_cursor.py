@@ -145,7 +145,7 @@ def test_cursor_tail_covers_the_last_200_messages() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 120), min_size=1, max_size=6))
+@given(st.lists(st.integers(1, 450), min_size=1, max_size=5))
 def test_extending_a_cursor_equals_rebuilding_it(steps: list[int]) -> None:
     msgs: list[dict[str, Any]] = []
     base: CursorState | None = None
@@ -254,7 +254,7 @@ def test_branch_marks_everything_after_even_matching_ids() -> None:
     """After an id mismatch, the spec includes every later message (branched)."""
     msgs = transcript(10)
     state = cursor_over(msgs)
-    swapped = msgs[:4] + [msg(50)] + msgs[5:]
+    swapped = [*msgs[:4], msg(50), *msgs[5:]]
     assert filter_new(swapped, state) == [4, 5, 6, 7, 8, 9]
 
 
@@ -264,7 +264,7 @@ def test_shorter_branch_with_nothing_new() -> None:
     assert filter_new(msgs[:18], state) == []
     clamped = advance(state, msgs[:18], 17)
     assert clamped is not None and clamped.index == 17
-    assert filter_new(msgs[:18] + [msg(200)], clamped) == [18]
+    assert filter_new([*msgs[:18], msg(200)], clamped) == [18]
 
 
 def test_identical_content_under_different_ids() -> None:
@@ -339,7 +339,7 @@ def test_window_with_an_edit() -> None:
     state = cursor_over(full)
     window = [dict(m) for m in full[60:]]
     window[5]["content"] = "changed"
-    assert filter_new(window + [msg(100)], state) == [5, 40]
+    assert filter_new([*window, msg(100)], state) == [5, 40]
 
 
 # ----------------------------------------------------------------------------- retained_through_index
@@ -377,3 +377,73 @@ def test_through_index_without_ids_or_with_odd_values() -> None:
     assert retained_through_index(nan, nan) == 0
     mixed: list[Any] = ["not a message", msg(1)]
     assert retained_through_index(mixed, [msg(1)]) == 1
+
+
+# ----------------------------------------------------------------------------- parity with the literal spec
+
+
+def spec_filter_new(msgs: list[dict[str, Any]], c: CursorState) -> list[int]:
+    """§6.2 filter_new transcribed literally: full chain check, then the slow path."""
+    n = len(msgs)
+    fps = [fingerprint(m) for m in msgs]
+    if c.index < n and chain(fps, c.index) == c.chain_hash:
+        return list(range(c.index + 1, n))
+    out: list[int] = []
+    branched = False
+    for i in range(n):
+        if i > c.index:
+            out.append(i)
+        elif i < c.tail_start:
+            if branched:
+                out.append(i)
+        elif branched:
+            out.append(i)
+        elif i - c.tail_start >= len(c.message_ids) or message_id(msgs[i]) != c.message_ids[i - c.tail_start]:
+            branched = True
+            out.append(i)
+        elif fps[i] != c.fingerprints[i - c.tail_start]:
+            out.append(i)
+    return out
+
+
+_op = st.one_of(
+    st.tuples(st.just("edit"), st.floats(0, 1)),
+    st.tuples(st.just("branch"), st.floats(0, 1), st.integers(0, 30)),
+    st.tuples(st.just("append"), st.integers(1, 30)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.integers(1, 420),
+    at=st.floats(0, 1),
+    ids=st.booleans(),
+    ops=st.lists(_op, max_size=4),
+)
+def test_same_verdict_as_the_literal_spec_on_the_spec_domain(
+    n: int, at: float, ids: bool, ops: list[tuple[Any, ...]]
+) -> None:
+    """Whenever the transcript still shares a message with the tail at the tail's own
+    positions (the spec's assumption), filter_new returns exactly what §6.2 returns — while
+    hashing only the tail instead of the whole prefix for the fast path."""
+    base = transcript(n, ids=ids)
+    state = cursor_over(base, int(at * (n - 1)))
+    msgs = [dict(m) for m in base]
+    fresh = iter(range(10_000, 20_000))
+    for op in ops:
+        if op[0] == "edit" and msgs:
+            p = int(op[1] * (len(msgs) - 1))
+            msgs[p] = {**msgs[p], "content": f"edited {next(fresh)}"}
+        elif op[0] == "branch":
+            b = state.tail_start + int(op[1] * (len(msgs) - state.tail_start))
+            msgs = msgs[:b] + [msg(next(fresh), ids=ids) for _ in range(op[2])]
+        elif op[0] == "append":
+            msgs += [msg(next(fresh), ids=ids) for _ in range(op[1])]
+    lo, hi = state.tail_start, min(state.index, len(msgs) - 1)
+    exact = any(fingerprint(msgs[i]) == state.fingerprints[i - lo] for i in range(lo, hi + 1))
+    same_id = ids and any(message_id(msgs[i]) == state.message_ids[i - lo] for i in range(lo, hi + 1))
+    if exact or same_id:
+        assert filter_new(msgs, state) == spec_filter_new(msgs, state)
+    else:
+        # Outside the spec's assumption the spec could lose messages; we send them all.
+        assert filter_new(msgs, state) == list(range(len(msgs)))

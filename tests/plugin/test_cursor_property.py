@@ -31,7 +31,11 @@ from hindsight_hooks.plugin.injected import drop_injected
 T0 = 1_700_000_000_000
 SID = "0123456789abcdef"
 ROLES = ("user", "assistant", "toolResult", "custom")
-BLOCK = {"role": "user", "content": "<hindsight-memory>\nrecalled\n</hindsight-memory>", "customType": "hindsight-recall"}
+BLOCK = {
+    "role": "user",
+    "content": "<hindsight-memory>\nrecalled\n</hindsight-memory>",
+    "customType": "hindsight-recall",
+}
 
 
 class _Transcripts(RuleBasedStateMachine):
@@ -153,9 +157,7 @@ class EditsAndBranches(_Transcripts):
         cursor's 200-message tail (or in what is still pending), so only those are edited."""
         state = self.store.get(SID)
         tail = set(state.fingerprints) if isinstance(state, CursorState) else set()
-        editable = [
-            p for p, m in enumerate(self.transcript) if p >= self.dirty_from or fingerprint(m) in tail
-        ]
+        editable = [p for p, m in enumerate(self.transcript) if p >= self.dirty_from or fingerprint(m) in tail]
         if not editable:
             return
         p = data.draw(st.sampled_from(editable), label="edit at")
@@ -178,7 +180,7 @@ class EditsAndBranches(_Transcripts):
 
 
 _settings = settings(
-    max_examples=35,
+    max_examples=80,
     stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

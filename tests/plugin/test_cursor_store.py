@@ -37,7 +37,12 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def msg(i: int) -> dict[str, Any]:
-    return {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}", "timestamp": T0 + i, "id": f"m{i}"}
+    return {
+        "role": "user" if i % 2 == 0 else "assistant",
+        "content": f"message {i}",
+        "timestamp": T0 + i,
+        "id": f"m{i}",
+    }
 
 
 def transcript(n: int, start: int = 0) -> list[dict[str, Any]]:
@@ -326,6 +331,7 @@ def test_two_processes_advancing_different_sessions_lose_nothing(store_path: Pat
     code = """
         path, sid, n, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
         store = CursorStore(path)
+        print("ready", flush=True)
         while not go.exists():
             time.sleep(0.001)
         for k in range(1, n + 1):
@@ -334,7 +340,8 @@ def test_two_processes_advancing_different_sessions_lose_nothing(store_path: Pat
     """
     rounds = 60
     children = [run_child(code, str(store_path), sid, str(rounds), str(go)) for sid in ("alpha", "beta")]
-    time.sleep(0.3)
+    for child in children:  # both imported and waiting: the writes really overlap
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     go.touch()
     for child in children:
         out, err = child.communicate(timeout=120)
@@ -362,7 +369,7 @@ def test_lock_timeout_when_another_process_holds_the_lock(store_path: Path) -> N
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         store = CursorStore(store_path, lock_timeout_ms=150)
         started = time.monotonic()
-        with pytest.raises(CursorLockTimeout, match="retain-cursors.json.lock"):
+        with pytest.raises(CursorLockTimeout, match=r"retain-cursors\.json\.lock"):
             store.advance("s", transcript(1), 0)
         assert time.monotonic() - started < 5
         assert not store_path.exists()
@@ -387,15 +394,17 @@ def test_kill_9_mid_write_never_leaves_a_torn_store(store_path: Path) -> None:
     reached = 0
     for kill in range(6):
         child = run_child(code, str(store_path), str(reached))
-        time.sleep(0.25 + 0.05 * kill)
+        assert child.stdout is not None
+        first = child.stdout.readline()  # the child is writing (start-up time is not counted)
+        time.sleep(0.02 + 0.03 * kill)
         child.send_signal(signal.SIGKILL)
-        out, _ = child.communicate()
-        reported = [int(line) for line in out.split()]
+        out, err = child.communicate()
+        reported = [int(line) for line in (first + out).split()]
+        assert reported, err
         got = CursorStore(store_path).get("s")  # never CursorCorruptError
-        if reported:
-            assert isinstance(got, CursorState) and got.index >= reported[-1] - 1
-        reached = got.index + 1 if isinstance(got, CursorState) else 0
-    assert reached > 0
+        assert isinstance(got, CursorState) and got.index >= reported[-1] - 1
+        reached = got.index + 1
+    assert reached > 6
     leftovers = [p for p in store_path.parent.iterdir() if p.name.endswith(".tmp")]
     assert len(leftovers) <= 6  # at most one per kill; the store itself is never torn
     for tmp in leftovers:

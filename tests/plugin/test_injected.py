@@ -78,7 +78,9 @@ def test_strip_removes_complete_blocks_only() -> None:
     assert strip_injected_blocks(text) == "keep this\n\nand this  end"
     # Unclosed or mismatched tags are not blocks we produced: untouched.
     assert strip_injected_blocks("a <hindsight-memory> b") == "a <hindsight-memory> b"
-    assert strip_injected_blocks("<hindsight-memory>x</hindsight_memories>") == "<hindsight-memory>x</hindsight_memories>"
+    assert (
+        strip_injected_blocks("<hindsight-memory>x</hindsight_memories>") == "<hindsight-memory>x</hindsight_memories>"
+    )
     assert strip_injected_blocks("no block at all") == "no block at all"
     assert strip_injected_blocks(BLOCK + BLOCK).strip() == ""
 

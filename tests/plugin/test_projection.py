@@ -183,7 +183,13 @@ def test_tool_result_filter_rejects_noisy_and_memory_tools() -> None:
 
 def test_tool_result_errors_need_the_error_selector() -> None:
     msg = tool_result("bash", "exit 1", error=True, details={"x": 1})
-    assert one(msg) == {"role": "toolResult", "timestamp": T_ISO, "toolName": "bash", "isError": True, "content": "exit 1"}
+    assert one(msg) == {
+        "role": "toolResult",
+        "timestamp": T_ISO,
+        "toolName": "bash",
+        "isError": True,
+        "content": "exit 1",
+    }
     assert one(msg, cfg(content__tool_result=["content"])) is None
 
 
@@ -194,7 +200,13 @@ def test_successful_results_dropped_by_default() -> None:
 def test_summary_cuts_to_500_chars() -> None:
     long = "x" * 600
     out = one(tool_result("bash", long), cfg(content__tool_result=["summary"]))
-    assert out == {"role": "toolResult", "timestamp": T_ISO, "toolName": "bash", "isError": False, "content": "x" * 500 + "…"}
+    assert out == {
+        "role": "toolResult",
+        "timestamp": T_ISO,
+        "toolName": "bash",
+        "isError": False,
+        "content": "x" * 500 + "…",
+    }
     short = one(tool_result("bash", "y" * 500), cfg(content__tool_result=["summary"]))
     assert short is not None and short["content"] == "y" * 500
 

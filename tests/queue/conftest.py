@@ -77,7 +77,13 @@ class FakeBackend:
         async_: bool = True,
         timeout_s: float | None = None,
     ) -> RetainOutcome:
-        call = {"bank_id": bank_id, "items": items, "operation_id": operation_id, "async": async_, "timeout_s": timeout_s}
+        call = {
+            "bank_id": bank_id,
+            "items": items,
+            "operation_id": operation_id,
+            "async": async_,
+            "timeout_s": timeout_s,
+        }
         with self._lock:
             self.calls.append(call)
         if self.on_call is not None:
@@ -90,7 +96,9 @@ class FakeBackend:
             self.delivered.append(call)
         return RetainOutcome(items_count=len(items), operation_ids=[f"op-{operation_id}"], tokens=self.outcome_tokens)
 
-    def recall(self, bank_id: str, request: RecallRequest, timeout_s: float | None = None, signal: Any = None) -> RecallResult:
+    def recall(
+        self, bank_id: str, request: RecallRequest, timeout_s: float | None = None, signal: Any = None
+    ) -> RecallResult:
         return RecallResult()
 
     def reflect(
@@ -146,7 +154,9 @@ def markers_of_items(items: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def job(bank: str = "bank-a", marker: str = "m", *, source: str = "auto", now: float | None = None, **kw: Any) -> dict[str, Any]:
+def job(
+    bank: str = "bank-a", marker: str = "m", *, source: str = "auto", now: float | None = None, **kw: Any
+) -> dict[str, Any]:
     return new_job(bank, source, [item(marker, **kw)], True, now=T0 if now is None else now)
 
 

@@ -10,7 +10,6 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,7 +34,9 @@ def quarantined(qpath: Path) -> list[bytes]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(garbage=st.binary(min_size=1, max_size=400))
-def test_random_bytes_are_quarantined_and_jobs_around_them_delivered(tmp_path_factory: pytest.TempPathFactory, garbage: bytes) -> None:
+def test_random_bytes_are_quarantined_and_jobs_around_them_delivered(
+    tmp_path_factory: pytest.TempPathFactory, garbage: bytes
+) -> None:
     qpath = tmp_path_factory.mktemp("q") / "retain-queue.jsonl"
     q = RetainQueue(qpath, make_cfg(), clock=FakeClock())
     before = q.enqueue(job("bank-a", "before")).job_id
@@ -51,7 +52,9 @@ def test_random_bytes_are_quarantined_and_jobs_around_them_delivered(tmp_path_fa
     assert qpath.read_bytes() == b""
 
 
-def test_torn_last_line_is_quarantined_and_the_next_job_survives(make_queue: Any, qpath: Path, backend: FakeBackend) -> None:
+def test_torn_last_line_is_quarantined_and_the_next_job_survives(
+    make_queue: Any, qpath: Path, backend: FakeBackend
+) -> None:
     q = make_queue()
     a = q.enqueue(job("bank-a", "a")).job_id
     b_line = dumps_line(job("bank-a", "b"))
@@ -95,7 +98,9 @@ def test_a_10_mb_line_is_quarantined_whole(make_queue: Any, qpath: Path, backend
     assert quarantined(qpath) == [huge]
 
 
-def test_unwritable_quarantine_keeps_bad_lines_in_place_and_still_delivers(make_queue: Any, qpath: Path, backend: FakeBackend) -> None:
+def test_unwritable_quarantine_keeps_bad_lines_in_place_and_still_delivers(
+    make_queue: Any, qpath: Path, backend: FakeBackend
+) -> None:
     q = make_queue()
     q.enqueue(job("bank-a", "1"))
     with open(qpath, "ab") as fh:

@@ -54,7 +54,9 @@ def test_report_survives_broken_files(tmp_path: Path) -> None:
     assert RetainQueue(qpath, make_cfg(), clock=FakeClock()).jobs_view() == []
 
 
-def test_jobs_view_has_sizes_and_keys_but_no_content(make_queue: MakeQueue, backend: FakeBackend, clock: FakeClock) -> None:
+def test_jobs_view_has_sizes_and_keys_but_no_content(
+    make_queue: MakeQueue, backend: FakeBackend, clock: FakeClock
+) -> None:
     q = make_queue(max_attempts=1)
     q.enqueue(secret_job("bank-a"))
     q.enqueue(secret_job("bank-b"))
@@ -70,14 +72,25 @@ def test_jobs_view_has_sizes_and_keys_but_no_content(make_queue: MakeQueue, back
     assert it["content_bytes"] == len(orjson.dumps([SECRET_CONTENT]))
     assert it["context_bytes"] == len("Coding session (test)")
     assert set(view[0]) == {
-        "state", "id", "bank_id", "source", "created_at", "attempts", "next_attempt_at", "last_error",
-        "last_error_kind", "dead_lettered_at", "items",
+        "state",
+        "id",
+        "bank_id",
+        "source",
+        "created_at",
+        "attempts",
+        "next_attempt_at",
+        "last_error",
+        "last_error_kind",
+        "dead_lettered_at",
+        "items",
     }
     text = orjson.dumps(view).decode()
     assert SECRET_CONTENT not in text and SECRET_META not in text
 
 
-def test_requeue_dead_resets_and_moves_back(make_queue: MakeQueue, backend: FakeBackend, qpath: Path, clock: FakeClock) -> None:
+def test_requeue_dead_resets_and_moves_back(
+    make_queue: MakeQueue, backend: FakeBackend, qpath: Path, clock: FakeClock
+) -> None:
     q = make_queue(max_attempts=1)
     dead_path = Path(str(qpath) + ".dead.jsonl")
     ids = [q.enqueue(job("bank-a", "1")).job_id, q.enqueue(job("bank-b", "2")).job_id]
@@ -97,7 +110,9 @@ def test_requeue_dead_resets_and_moves_back(make_queue: MakeQueue, backend: Fake
     assert q.flush(backend).sent == 2
 
 
-def test_requeue_skips_ids_already_active_and_respects_the_cap(make_queue: MakeQueue, backend: FakeBackend, qpath: Path) -> None:
+def test_requeue_skips_ids_already_active_and_respects_the_cap(
+    make_queue: MakeQueue, backend: FakeBackend, qpath: Path
+) -> None:
     q = make_queue(max_attempts=1)
     dead_path = Path(str(qpath) + ".dead.jsonl")
     (jid,) = [q.enqueue(job("bank-a", "1")).job_id]

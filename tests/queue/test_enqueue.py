@@ -91,7 +91,15 @@ def test_same_document_merge_concatenates_arrays(make_queue: MakeQueue, qpath: P
     incoming = new_job(
         "bank-a",
         "auto",
-        [item("b", tags=["t2", "t3"], context="newer context", metadata={"turn": "2"}, timestamp="2024-01-01T00:00:00Z")],
+        [
+            item(
+                "b",
+                tags=["t2", "t3"],
+                context="newer context",
+                metadata={"turn": "2"},
+                timestamp="2024-01-01T00:00:00Z",
+            )
+        ],
         True,
     )
     merged = q.enqueue(incoming, coalesce=True)
@@ -173,7 +181,9 @@ def test_backoff_bank_coalesces_even_in_immediate_mode(
     assert not q.bank_in_backoff("bank-zzz") and not q.is_due_head("bank-zzz")
 
 
-def test_index_follows_other_processes_appends_and_rewrites(qpath: Path, clock: FakeClock, backend: FakeBackend) -> None:
+def test_index_follows_other_processes_appends_and_rewrites(
+    qpath: Path, clock: FakeClock, backend: FakeBackend
+) -> None:
     a = RetainQueue(qpath, make_cfg(), clock=clock)
     b = RetainQueue(qpath, make_cfg(), clock=clock)
     assert a.enqueue(job("bank-a", "1")).bank_head
@@ -216,3 +226,18 @@ def test_created_at_follows_the_injected_clock(qpath: Path) -> None:
     j = new_job("b", "auto", [item()], True, now=clock())
     q.enqueue(j)
     assert read_lines(qpath)[0]["created_at"] == "2023-11-15T22:13:20.000Z"
+
+
+def test_merge_never_trusts_a_stale_index(make_queue: MakeQueue, qpath: Path) -> None:
+    q = make_queue()
+    first = q.enqueue(job(marker="aaaa"), coalesce=True)
+    # Change the tail in place without changing the inode, the size or the line's first bytes:
+    # the cheap index cannot notice, so the merge must check the file's own tail first.
+    data = qpath.read_bytes()
+    qpath.write_bytes(data.replace(b"aaaa", b"bbbb"))
+    second = q.enqueue(job(marker="cccc"), coalesce=True)
+    assert not second.merged and second.job_id != first.job_id
+    lines = read_lines(qpath)
+    assert [markers_of_items(x["items"]) for x in lines] == [["bbbb"], ["cccc"]]
+    third = q.enqueue(job(marker="dddd"), coalesce=True)  # the index was rebuilt: merging resumes
+    assert third.merged and third.job_id == second.job_id

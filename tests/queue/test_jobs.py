@@ -113,7 +113,7 @@ def test_reader_validity_rule() -> None:
     assert is_valid_job(good)
     # Optional fields the writer would refuse do not make a line unreadable: it stays deliverable.
     assert is_valid_job({**good, "items": [{**good["items"][0], "tags": "not-a-list"}], "source": "elsewhere"})
-    for bad in (
+    bads: list[object] = [
         [],
         "x",
         {**good, "id": ""},
@@ -124,7 +124,8 @@ def test_reader_validity_rule() -> None:
         {**good, "items": []},
         {**good, "items": [{**good["items"][0], "update_mode": "upsert"}]},
         {**good, "items": [{"content": "c", "context": "c"}]},
-    ):
+    ]
+    for bad in bads:
         assert not is_valid_job(bad), bad
 
 

@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import filelock
@@ -20,20 +21,20 @@ from hindsight_hooks.queue.timefmt import iso_ms
 FORK = mp.get_context("fork")
 
 
-def _hold_with_queue_lock(queue_path: str, seconds: float, ready: "mp.synchronize.Event") -> None:
+def _hold_with_queue_lock(queue_path: str, seconds: float, ready: mp.synchronize.Event) -> None:
     lock = QueueLock(Path(queue_path), timeout_ms=5000, retry_ms=5)
     with lock.hold():
         ready.set()
         time.sleep(seconds)
 
 
-def _hold_with_filelock(lock_path: str, seconds: float, ready: "mp.synchronize.Event") -> None:
+def _hold_with_filelock(lock_path: str, seconds: float, ready: mp.synchronize.Event) -> None:
     with filelock.FileLock(lock_path):
         ready.set()
         time.sleep(seconds)
 
 
-def _start_holder(target: object, path: str, seconds: float) -> mp.process.BaseProcess:
+def _start_holder(target: Callable[..., object], path: str, seconds: float) -> mp.process.BaseProcess:
     ready = FORK.Event()
     proc = FORK.Process(target=target, args=(path, seconds, ready))
     proc.start()
@@ -68,9 +69,8 @@ def test_processes_are_excluded_and_timeout_names_the_holder(tmp_path: Path) -> 
     try:
         lock = QueueLock(q, timeout_ms=150, retry_ms=10)
         start = time.monotonic()
-        with pytest.raises(LockTimeoutError) as info:
-            with lock.hold():
-                pass
+        with pytest.raises(LockTimeoutError) as info, lock.hold():
+            pass
         waited = time.monotonic() - start
         message = str(info.value)
         assert message.startswith(f"timed out waiting for retain queue lock {q}.lock")
@@ -88,9 +88,8 @@ def test_interoperates_with_a_plain_filelock_on_the_same_file(tmp_path: Path) ->
     q = tmp_path / "q.jsonl"
     proc = _start_holder(_hold_with_filelock, str(q) + ".lock", 0.6)
     try:
-        with pytest.raises(LockTimeoutError):
-            with QueueLock(q, timeout_ms=100, retry_ms=10).hold():
-                pass
+        with pytest.raises(LockTimeoutError), QueueLock(q, timeout_ms=100, retry_ms=10).hold():
+            pass
         start = time.monotonic()
         with QueueLock(q, timeout_ms=5000, retry_ms=10).hold():
             assert time.monotonic() - start > 0.1  # it really waited for the other process
@@ -131,9 +130,8 @@ def test_non_contention_errors_fail_at_once_and_release_the_mutex(tmp_path: Path
     (tmp_path / "q.jsonl.lock").mkdir()  # opening the lock file fails with EISDIR
     lock = QueueLock(q, timeout_ms=3000, retry_ms=10)
     start = time.monotonic()
-    with pytest.raises(QueueError, match="lock file") as info:
-        with lock.hold():
-            pass
+    with pytest.raises(QueueError, match="lock file") as info, lock.hold():
+        pass
     assert not isinstance(info.value, LockTimeoutError)
     assert time.monotonic() - start < 1.0
     (tmp_path / "q.jsonl.lock").rmdir()
@@ -197,9 +195,8 @@ def test_soft_lock_without_owner_and_old_mtime_is_broken(soft: QueueLock) -> Non
 def test_fresh_soft_lock_is_never_removed(soft: QueueLock) -> None:
     soft.lock_path.parent.mkdir(parents=True, exist_ok=True)
     soft.lock_path.write_bytes(b"")
-    with pytest.raises(LockTimeoutError, match="holder unknown"):
-        with soft.hold():
-            pass
+    with pytest.raises(LockTimeoutError, match="holder unknown"), soft.hold():
+        pass
     assert soft.lock_path.exists() and soft.stale_breaks == 0
 
 
@@ -216,9 +213,8 @@ def test_soft_lock_with_old_owner_but_live_pid_is_kept(soft: QueueLock) -> None:
     soft.lock_path.parent.mkdir(parents=True, exist_ok=True)
     soft.lock_path.write_bytes(b"")
     _write_owner(soft.owner_path, os.getppid(), age_s=3600)
-    with pytest.raises(LockTimeoutError, match=f"pid {os.getppid()}"):
-        with soft.hold():
-            pass
+    with pytest.raises(LockTimeoutError, match=f"pid {os.getppid()}"), soft.hold():
+        pass
     assert soft.lock_path.exists() and soft.stale_breaks == 0
 
 
@@ -228,11 +224,22 @@ def test_stale_cleanup_is_guarded_by_the_stale_claim(soft: QueueLock) -> None:
     old = time.time() - 3600
     os.utime(soft.lock_path, (old, old))
     soft.stale_claim_path.write_bytes(b"")  # a cleaner at work right now
-    with pytest.raises(LockTimeoutError):
-        with soft.hold():
-            pass
+    with pytest.raises(LockTimeoutError), soft.hold():
+        pass
     assert soft.lock_path.exists()
     os.utime(soft.stale_claim_path, (old, old))  # that cleaner died long ago: its claim is abandoned
     with soft.hold():
         pass
     assert soft.stale_breaks == 1 and not soft.stale_claim_path.exists()
+
+
+def test_a_removed_state_folder_is_recreated(tmp_path: Path) -> None:
+    q = tmp_path / "state" / "q.jsonl"
+    lock = QueueLock(q)
+    with lock.hold():
+        pass
+    for p in sorted((tmp_path / "state").iterdir()):
+        p.unlink()
+    (tmp_path / "state").rmdir()
+    with lock.hold():
+        assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700

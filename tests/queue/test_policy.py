@@ -55,7 +55,9 @@ def test_other_exceptions_are_transient() -> None:
 
 
 def test_422_naming_append_gets_the_upgrade_message() -> None:
-    assert classify(BackendError("retain", "permanent", "update_mode must be replace", 422)).message == APPEND_UNSUPPORTED
+    assert (
+        classify(BackendError("retain", "permanent", "update_mode must be replace", 422)).message == APPEND_UNSUPPORTED
+    )
     assert classify(BackendError("retain", "permanent", "tags invalid", 422)).message == "retain failed: tags invalid"
 
 
@@ -107,14 +109,19 @@ def test_parse_outcome_variants() -> None:
     assert out.items_count == 3 and out.tokens == 11
     assert out.operation_ids == ["a", "b", "c", "d", "e", "f", "g"]
     assert parse_outcome({"itemsCount": 2}).items_count == 2
-    for empty in (None, "", [], {"items_count": "3", "usage": "x"}, {"items_count": True}):
+    empties: list[object] = [None, "", [], {"items_count": "3", "usage": "x"}, {"items_count": True}]
+    for empty in empties:
         assert parse_outcome(empty).as_outcome() == {}
     assert as_retain_outcome(RetainOutcome(items_count=1)).items_count == 1
 
 
 def test_sum_outcomes() -> None:
     total = sum_outcomes(
-        [RetainOutcome(items_count=1, operation_ids=["a"]), RetainOutcome(tokens=4, operation_ids=["a", "b"]), RetainOutcome()]
+        [
+            RetainOutcome(items_count=1, operation_ids=["a"]),
+            RetainOutcome(tokens=4, operation_ids=["a", "b"]),
+            RetainOutcome(),
+        ]
     )
     assert total == {"items_count": 1, "operations": ["a", "b"], "tokens": 4}
     assert sum_outcomes([]) == {}

@@ -39,8 +39,16 @@ def test_one_receipt_per_item_newest_first(tmp_path: Path) -> None:
     assert [r["document_id"] for r in receipts] == ["d3", "d2", "d1"]
     first = receipts[0]
     assert set(first) == {
-        "created_at", "bank_id", "document_id", "queue_job_id", "update_mode", "source", "context", "tags",
-        "operation_ids", "outcome",
+        "created_at",
+        "bank_id",
+        "document_id",
+        "queue_job_id",
+        "update_mode",
+        "source",
+        "context",
+        "tags",
+        "operation_ids",
+        "outcome",
     }
     assert first["operation_ids"] == ["op-j2"] and first["outcome"]["items_count"] == 1
     data = orjson.loads(path.read_bytes())

@@ -63,7 +63,11 @@ def test_quarantine_records_each_line_and_base64_for_non_utf8(tmp_path: Path) ->
     target = tmp_path / "q.jsonl.malformed.jsonl"
     quarantine(target, [b"{bad", b"\xff\xfe\x00raw"], tmp_path / "q.jsonl", T0)
     records = [orjson.loads(x) for x in target.read_bytes().splitlines()]
-    assert records[0] == {"quarantined_at": "2023-11-14T22:13:20.000Z", "source_queue": str(tmp_path / "q.jsonl"), "line": "{bad"}
+    assert records[0] == {
+        "quarantined_at": "2023-11-14T22:13:20.000Z",
+        "source_queue": str(tmp_path / "q.jsonl"),
+        "line": "{bad",
+    }
     assert records[1]["line_encoding"] == "base64"
     assert base64.b64decode(records[1]["line"]) == b"\xff\xfe\x00raw"
 

@@ -81,8 +81,11 @@ class Lane:
     def _shutdown(self) -> None:
         sock = self._sock
         if sock is not None:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                sock.shutdown(socket.SHUT_RDWR)
+            # The plain socket method even for an SSLSocket: SSLSocket.shutdown would drop its
+            # SSL object under the worker's feet; this only ends the TCP stream (the worker's
+            # read then sees EOF and fails cleanly).
+            with contextlib.suppress(OSError, ValueError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def close(self) -> None:
         if self.owned:

@@ -18,13 +18,11 @@ Design notes (ADR 005):
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +39,11 @@ from .base import (
     RetainOutcome,
 )
 from .local_query import (
-    HL_CLOSE,
-    HL_OPEN,
     MAX_WINDOWS,
     R_CONTENT,
     R_CONTEXT,
     R_CREATED,
     R_DOC,
-    R_HL_CONTENT,
-    R_HL_CONTEXT,
     R_ID,
     R_IMPORTANCE,
     R_RANK,
@@ -65,11 +59,11 @@ from .local_query import (
 )
 from .local_rank import (
     Candidate,
-    covers_enough,
+    covered_in_order,
     cut_to_budget,
-    matched_stems,
     order_candidates,
     score_candidates,
+    term_keys,
 )
 from .local_reflect import reflect_query, sandwich
 from .local_schema import (
@@ -83,43 +77,17 @@ from .local_schema import (
     slot_range,
     store_error,
 )
-from .local_text import fts_tokens, porter_stem, query_terms
+from .local_text import StemFinder, query_terms
 from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
+from .local_write import PreparedItem, ensure_staging, hash16, store_batch
 from .tag_groups import TagGroupError, validate_tag_groups
 
 DEFAULT_RECALL_LIMIT = 8
+BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
 OPERATION_RETENTION_S = 90 * 24 * 3600.0
 _PROGRESS_STEPS = 2000
 _UPDATE_MODES = ("replace", "append")
-
-
-def hash16(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _dumps(value: object) -> str:
-    return orjson.dumps(value).decode("utf-8")
-
-
-@dataclass
-class _Item:
-    """One validated wire item and its derived units (prepared outside the write transaction)."""
-
-    document_id: str
-    update_mode: str
-    content: str
-    context: str
-    tags: list[str]
-    metadata: dict[str, Any]
-    created_at: str
-    occurred_at: str | None
-    unit_texts: list[str]
-    unit_times: list[str | None]
-    type: str
-    source: str
-    importance: float
-    vectors: list[list[float] | None] = field(default_factory=list)
 
 
 class LocalBackend:
@@ -163,6 +131,7 @@ class LocalBackend:
                 if self._schema_pid != pid:
                     ensure_schema(conn, self.path)
                     self._schema_pid = pid
+                ensure_staging(conn)
                 self._conns.append((pid, conn))
         except BaseException:
             conn.close()
@@ -303,12 +272,16 @@ class LocalBackend:
             if row is not None:
                 return RetainOutcome(items_count=int(row[0]), unit_ids=list(orjson.loads(row[1])))
             slot, _ = self._insert_bank(conn, bank_id, None)
-            unit_ids = self._store_items(conn, bank_id, slot, prepared, now)
             now_iso = iso_from_epoch(now)
+            model = model_name(self._embedder) if self._embedder is not None else ""
+            try:
+                unit_ids = store_batch(conn, bank_id, slot_range(slot), prepared, now_iso, model, to_blob)
+            except OverflowError:
+                raise store_error("retain", self.path, f"bank {bank_id!r} has no free unit ids left") from None
             conn.execute(
                 "INSERT INTO operations(bank_id, operation_id, applied_at, items_count, unit_ids_json) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (bank_id, operation_id, now_iso, len(items), _dumps(unit_ids)),
+                (bank_id, operation_id, now_iso, len(items), orjson.dumps(unit_ids).decode("utf-8")),
             )
             conn.execute("DELETE FROM operations WHERE applied_at < ?", (iso_from_epoch(now - OPERATION_RETENTION_S),))
         return RetainOutcome(items_count=len(items), unit_ids=unit_ids)
@@ -323,7 +296,7 @@ class LocalBackend:
             return None
         return RetainOutcome(items_count=int(row[0]), unit_ids=list(orjson.loads(row[1])))
 
-    def _embed_items(self, prepared: list[_Item]) -> None:
+    def _embed_items(self, prepared: list[PreparedItem]) -> None:
         """Vectors for every new unit, computed before the write lock; failures leave them out."""
         if self._embedder is None:
             return
@@ -343,99 +316,6 @@ class LocalBackend:
             return [None for _ in texts]
         return [normalise(v) if isinstance(v, list | tuple) else None for v in raw]
 
-    def _store_items(
-        self, conn: sqlite3.Connection, bank_id: str, slot: int, items: list[_Item], now: float
-    ) -> list[str]:
-        lo, hi = slot_range(slot)
-        top = conn.execute(
-            "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (lo, hi)
-        ).fetchone()
-        next_rowid = lo if top is None else int(top[0]) + 1
-        now_iso = iso_from_epoch(now)
-        touched: set[str] = set()
-        unit_ids: list[str] = []
-        model = model_name(self._embedder) if self._embedder is not None else ""
-        for item in items:
-            doc = conn.execute(
-                "SELECT original_text, tags_json, metadata_json FROM documents WHERE bank_id = ? AND document_id = ?",
-                (bank_id, item.document_id),
-            ).fetchone()
-            tags_json, meta_json = _dumps(item.tags), _dumps(item.metadata)
-            # Within one batch, later items of a document add to it: a tool call with a shared
-            # document_id stores every item, as the server does.
-            replace = item.update_mode == "replace" and item.document_id not in touched
-            if doc is None:
-                conn.execute(
-                    "INSERT INTO documents(bank_id, document_id, original_text, context, tags_json, metadata_json, "
-                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (bank_id, item.document_id, item.content, item.context, tags_json, meta_json, now_iso, now_iso),
-                )
-            else:
-                if replace:
-                    conn.execute("DELETE FROM units WHERE bank_id = ? AND document_id = ?", (bank_id, item.document_id))
-                    text = item.content
-                else:
-                    text = f"{doc[0]}\n\n{item.content}" if doc[0] else item.content
-                    if (doc[1], doc[2]) != (tags_json, meta_json):
-                        self._retag_document(conn, bank_id, item.document_id, item.tags, meta_json)
-                conn.execute(
-                    "UPDATE documents SET original_text = ?, context = ?, tags_json = ?, metadata_json = ?, "
-                    "updated_at = ? WHERE bank_id = ? AND document_id = ?",
-                    (text, item.context, tags_json, meta_json, now_iso, bank_id, item.document_id),
-                )
-            touched.add(item.document_id)
-            if not item.unit_texts:
-                continue
-            seq = int(
-                conn.execute(
-                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM units WHERE bank_id = ? AND document_id = ?",
-                    (bank_id, item.document_id),
-                ).fetchone()[0]
-            )
-            rows: list[tuple[Any, ...]] = []
-            tag_rows: list[tuple[str, str, str]] = []
-            vec_rows: list[tuple[str, str, bytes]] = []
-            for k, text in enumerate(item.unit_texts):
-                unit_id = hash16(bank_id + item.document_id + text + item.created_at + str(seq + k))
-                if next_rowid > hi:
-                    raise store_error("retain", self.path, f"bank {bank_id!r} has no free unit ids left")
-                rows.append((next_rowid, unit_id, bank_id, item.document_id, seq + k, text, item.context, item.type,
-                             item.source, item.importance, item.created_at, item.unit_times[k] or item.occurred_at,
-                             meta_json))  # fmt: skip
-                tag_rows.extend((unit_id, bank_id, tag) for tag in item.tags)
-                vector = item.vectors[k] if k < len(item.vectors) else None
-                if vector is not None:
-                    vec_rows.append((unit_id, model, to_blob(vector)))
-                unit_ids.append(unit_id)
-                next_rowid += 1
-            conn.executemany(
-                "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
-                "created_at, occurred_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            if tag_rows:
-                conn.executemany("INSERT INTO unit_tags(unit_id, bank_id, tag) VALUES (?, ?, ?)", tag_rows)
-            if vec_rows:
-                conn.executemany("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, ?, ?)", vec_rows)
-        return unit_ids
-
-    @staticmethod
-    def _retag_document(conn: sqlite3.Connection, bank_id: str, document_id: str, tags: list[str], meta: str) -> None:
-        """``append`` semantics: the latest tags and metadata apply to every unit of the document."""
-        ids = [r[0] for r in conn.execute(
-            "SELECT id FROM units WHERE bank_id = ? AND document_id = ?", (bank_id, document_id)
-        )]  # fmt: skip
-        if not ids:
-            return
-        conn.execute(
-            "UPDATE units SET metadata_json = ? WHERE bank_id = ? AND document_id = ?", (meta, bank_id, document_id)
-        )
-        conn.executemany("DELETE FROM unit_tags WHERE unit_id = ?", [(i,) for i in ids])
-        conn.executemany(
-            "INSERT INTO unit_tags(unit_id, bank_id, tag) VALUES (?, ?, ?)",
-            [(i, bank_id, tag) for i in ids for tag in tags],
-        )
-
     def recall(
         self,
         bank_id: str,
@@ -443,7 +323,11 @@ class LocalBackend:
         timeout_s: float | None = None,
         signal: threading.Event | None = None,
     ) -> RecallResult:
-        """§15 ranking over one bank: FTS candidates that pass the filters, scored, cut to budget."""
+        """§15 ranking over one bank: FTS candidates that pass the filters, scored, cut to budget.
+
+        An unknown bank is ``not_found`` (as the server's 404), so callers re-ensure it instead
+        of reading "no memories". A query without terms finds nothing.
+        """
         try:
             groups = validate_tag_groups(request.tag_groups)
         except TagGroupError as exc:
@@ -455,55 +339,43 @@ class LocalBackend:
                 raise BackendError("recall", "permanent", "query_timestamp is not an ISO 8601 timestamp")
             reference = parsed
         terms = query_terms(request.query)
-        if not terms:
-            return RecallResult(hits=[])
         limit = request.limit or self.recall_limit
-        need = max(limit * 3, 50)
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
+        qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
+                raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
+            if not terms:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
-            coverage = len(terms) >= 3
-            search = CandidateSearch(
-                conn, lo, hi, filters, highlight=coverage, window=self.rank_window, max_windows=self.max_windows
-            )
-            result = search.run(terms, need, limit)
+            # Hindsight's budget is search depth; here it scales how many matches get ranked.
+            window = max(1, int(self.rank_window * BUDGET_SCALE.get(request.budget, 1.0)))
+            search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
+            result = search.run(terms, max(limit * 3, 50), limit)
             self.last_search_mode = result.mode
-            candidates = []
-            for row in result.rows:
-                partial = row[R_ROWID] in result.partial
-                cand = _candidate(row, coverage and not partial)
-                if coverage and partial:
-                    # Ranked by a pruned expression, so highlight() marked only some terms.
-                    cand.matched = frozenset(porter_stem(t) for t in fts_tokens(f"{row[R_CONTENT]} {row[R_CONTEXT]}"))
-                candidates.append(cand)
-            dense_mode = False
-            if self._embedder is not None:
-                dense_mode = self._add_dense(conn, request.query, candidates, lo, hi, filters, limit)
-        if coverage:
-            candidates = [c for c in candidates if c.rank is None or covers_enough(c.matched, terms)]
+            candidates = [_candidate(row) for row in result.rows]
+            dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
+        keys = term_keys(terms)
+        finder = StemFinder(frozenset(stem for key in keys for stem in key))
         score_candidates(candidates, reference, dense_mode=dense_mode)
-        chosen = cut_to_budget(order_candidates(candidates), limit, request.max_tokens)
+        ordered = covered_in_order(order_candidates(candidates), keys, finder.found)
+        chosen = cut_to_budget(ordered, limit, request.max_tokens)
         return RecallResult(hits=[_hit(c) for c in chosen])
 
     def _add_dense(
         self,
         conn: sqlite3.Connection,
-        query: str,
+        qvec: list[float],
         candidates: list[Candidate],
         lo: int,
         hi: int,
         filters: Filters,
         limit: int,
     ) -> bool:
-        """Cosine scores for the FTS candidates plus the best of the newest units; False = no vectors."""
-        qvec = self._embed([query])[0]
-        if qvec is None:
-            return False
+        """Cosine scores for the FTS candidates plus the best of the newest units (dense mode on)."""
         model = model_name(self._embedder)
         by_id = {c.id: c for c in candidates}
         if by_id:
@@ -529,7 +401,7 @@ class LocalBackend:
                 scored.append((sim, row))
         scored.sort(key=lambda pair: -pair[0])
         for sim, row in scored[:limit]:
-            cand = _candidate((*row[:R_RANK], None), False)
+            cand = _candidate((*row[:R_RANK], None))
             cand.rank = None
             cand.dense = sim
             candidates.append(cand)
@@ -567,7 +439,7 @@ class LocalBackend:
                 "ON d.bank_id = u.bank_id AND d.document_id = u.document_id WHERE u.bank_id = ? AND u.id = ?",
                 (bank_id, unit_id),
             ).fetchone()
-        return None if row is None else _hit(_candidate((*row, None), False), scored=False)
+        return None if row is None else _hit(_candidate((*row, None)), scored=False)
 
     def list_units(
         self,
@@ -597,7 +469,7 @@ class LocalBackend:
                 f"WHERE u.bank_id = ?{validity} AND {tag_sql} ORDER BY u.created_at DESC, u.id LIMIT ? OFFSET ?",
                 [*params, *tag_params, max(0, int(limit)), max(0, int(offset))],
             ).fetchall()
-        return [_hit(_candidate((*r, None), False), scored=False) for r in rows]
+        return [_hit(_candidate((*r, None)), scored=False) for r in rows]
 
     def update_unit(
         self, bank_id: str, unit_id: str, content: str | None = None, importance: float | None = None
@@ -695,7 +567,7 @@ def _check_bank_id(operation: str, bank_id: object) -> None:
         raise BackendError(operation, "permanent", "bank_id must be a non-empty string")
 
 
-def _prepare_item(index: int, item: object, now: float) -> _Item:
+def _prepare_item(index: int, item: object, now: float) -> PreparedItem:
     """Validate one wire item and derive its units; errors name the item, never its content."""
 
     def bad(problem: str) -> BackendError:
@@ -706,6 +578,8 @@ def _prepare_item(index: int, item: object, now: float) -> _Item:
     content = item.get("content")
     if not isinstance(content, str):
         raise bad("content must be a string")
+    if not content.strip():
+        raise bad("content must not be empty")
     context = item.get("context") or ""
     if not isinstance(context, str):
         raise bad("context must be a string")
@@ -727,7 +601,7 @@ def _prepare_item(index: int, item: object, now: float) -> _Item:
     created_at = occurred or iso_from_epoch(now)
     units, shape = derive_units(content)
     attrs = ATTRIBUTES[origin_of(metadata, shape)]
-    return _Item(
+    return PreparedItem(
         document_id=document_id,
         update_mode=mode,
         content=content,
@@ -744,7 +618,7 @@ def _prepare_item(index: int, item: object, now: float) -> _Item:
     )
 
 
-def _candidate(row: tuple[Any, ...], with_highlight: bool) -> Candidate:
+def _candidate(row: tuple[Any, ...]) -> Candidate:
     created = str(row[R_CREATED])
     cand = Candidate(
         rowid=int(row[R_ROWID]),
@@ -758,9 +632,8 @@ def _candidate(row: tuple[Any, ...], with_highlight: bool) -> Candidate:
         document_id=str(row[R_DOC]),
         tags=list(orjson.loads(row[R_TAGS])),
         rank=None if row[R_RANK] is None else float(row[R_RANK]),
+        context=str(row[R_CONTEXT] or ""),
     )
-    if with_highlight:
-        cand.matched = matched_stems((row[R_HL_CONTENT], row[R_HL_CONTEXT]), HL_OPEN, HL_CLOSE)
     return cand
 
 

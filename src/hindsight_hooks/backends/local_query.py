@@ -10,6 +10,9 @@ best ones, about 2 µs a row. A 10-term query matches about half of a large bank
 everything would grow linearly with the store. When a query matches more than ``window`` rows
 of the bank we rank a bounded set instead (ADR 005):
 
+Each term's matches in the bank are counted first, capped at ``window + 1`` (reading doclists
+is ~20× cheaper than ranking them).
+
 1. *exact*: ≤ ``window`` matches → rank them all (always the case for small banks);
 2. *pruned*: keep the rarest terms whose match counts sum to ≤ ``window`` and rank all their
    matches. Common terms carry little bm25 weight, and a rare word from months ago is still
@@ -29,12 +32,9 @@ from .local_text import match_expression
 
 RANK_WINDOW = 2000
 MAX_WINDOWS = 32
-HL_OPEN = "\ue000"
-HL_CLOSE = "\ue001"
 
 # Column positions in a candidate row.
 R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, R_DOC, R_TAGS, R_RANK = range(11)
-R_HL_CONTENT, R_HL_CONTEXT = 11, 12
 
 UNIT_COLUMNS = (
     "u.rowid, u.id, u.content, u.context, u.type, u.source, u.importance, u.created_at, u.document_id, d.tags_json"
@@ -124,7 +124,6 @@ class Filters:
 class SearchResult:
     rows: list[tuple[Any, ...]]
     mode: str  # exact | pruned | pruned+window | window | empty
-    partial: set[int] = field(default_factory=set)  # rowids ranked by a pruned expression
 
 
 class CandidateSearch:
@@ -137,7 +136,6 @@ class CandidateSearch:
         hi: int,
         filters: Filters,
         *,
-        highlight: bool = False,
         window: int = RANK_WINDOW,
         max_windows: int = MAX_WINDOWS,
     ) -> None:
@@ -147,11 +145,10 @@ class CandidateSearch:
         self.window = max(1, window)
         self.max_windows = max(1, max_windows)
         where, self._where_params = filters.where()
-        hl = f", highlight(units_fts, 0, '{HL_OPEN}', '{HL_CLOSE}'), highlight(units_fts, 1, '{HL_OPEN}', '{HL_CLOSE}')"
         # CROSS JOIN pins the FTS cursor as the outer loop, so rows arrive in rank order and the
         # filters run only until LIMIT rows passed (never a scan of the bank through an index).
         self._ranked_sql = (
-            f"SELECT {UNIT_COLUMNS}, f.rank{hl if highlight else ''} "
+            f"SELECT {UNIT_COLUMNS}, f.rank "
             "FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
             "CROSS JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
             f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rank LIMIT ?"
@@ -189,25 +186,27 @@ class CandidateSearch:
             return SearchResult([], "empty")
         hi = int(top[0])
         lo = self.lo
-        if hi - lo < self.window or self._nth_newest(expr, lo, hi, self.window + 1) is None:
+        if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
-        if len(terms) > 1:
-            counts = self._capped_counts(terms, lo, hi)
-            order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
-            chosen: list[str] = []
-            total = 0
-            for i in order:
-                if total + counts[i] > self.window:
-                    break
-                chosen.append(terms[i])
-                total += counts[i]
-            if chosen:
-                rows = self._ranked(match_expression(chosen), lo, hi, need)
-                partial = {int(r[R_ROWID]) for r in rows}
-                if len(rows) >= min(enough, need):
-                    return SearchResult(rows, "pruned", partial)
-                more = self._windows(expr, lo, hi, need - len(rows), set(partial))
-                return SearchResult(rows + more, "pruned+window", partial)
+        counts = self._capped_counts(terms, lo, hi)
+        if sum(counts) <= self.window or (
+            max(counts) <= self.window and self._nth_newest(expr, lo, hi, self.window + 1) is None
+        ):
+            return SearchResult(self._ranked(expr, lo, hi, need), "exact")
+        order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
+        chosen: list[str] = []
+        total = 0
+        for i in order:
+            if total + counts[i] > self.window:
+                break
+            chosen.append(terms[i])
+            total += counts[i]
+        if chosen:
+            rows = self._ranked(match_expression(chosen), lo, hi, need)
+            if len(rows) >= min(enough, need):
+                return SearchResult(rows, "pruned")
+            more = self._windows(expr, lo, hi, need - len(rows), {int(r[R_ROWID]) for r in rows})
+            return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
 
     def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:

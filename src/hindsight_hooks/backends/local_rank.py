@@ -15,10 +15,10 @@ Pure functions over already-fetched candidates, so every rule can be checked by 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .local_text import fts_tokens, porter_stem, term_key
+from .local_text import term_key
 
 RECENCY_HOURS = 72.0
 COVERAGE_MIN_TERMS = 3
@@ -40,6 +40,7 @@ class Candidate:
     document_id: str
     tags: list[str]
     rank: float | None = None
+    context: str = ""
     matched: frozenset[str] = field(default_factory=frozenset)
     dense: float | None = None
     score: float = 0.0
@@ -77,28 +78,34 @@ def score_candidates(candidates: list[Candidate], reference_epoch: float, *, den
         cand.score = final_score(base, cand.created_epoch, reference_epoch)
 
 
-def matched_stems(highlighted: Iterable[str | None], open_mark: str, close_mark: str) -> frozenset[str]:
-    """The stems of the tokens FTS5 highlighted (i.e. matched) in a row's columns."""
-    stems: set[str] = set()
-    for text in highlighted:
-        if not text or open_mark not in text:
-            continue
-        for chunk in text.split(open_mark)[1:]:
-            inside = chunk.split(close_mark, 1)[0]
-            stems.update(porter_stem(tok) for tok in fts_tokens(inside))
-    return frozenset(stems)
+def term_keys(terms: Sequence[str]) -> list[frozenset[str]]:
+    """Each term's stems (a term like ``foo_bar`` has two), computed once per recall."""
+    return [frozenset(term_key(t)) for t in terms]
 
 
-def covers_enough(matched: frozenset[str], terms: Sequence[str]) -> bool:
+def covers_enough(matched: frozenset[str], keys: Sequence[frozenset[str]]) -> bool:
     """§15 coverage: with ≥3 terms, at least 25 % of them must be among the matched stems."""
-    if len(terms) < COVERAGE_MIN_TERMS:
+    if len(keys) < COVERAGE_MIN_TERMS:
         return True
-    covered = 0
-    for term in terms:
-        key = term_key(term)
-        if key and all(stem in matched for stem in key):
-            covered += 1
-    return covered / len(terms) >= COVERAGE_FRACTION
+    covered = sum(1 for key in keys if key and key <= matched)
+    return covered / len(keys) >= COVERAGE_FRACTION
+
+
+def covered_in_order(
+    ordered: Iterable[Candidate], keys: Sequence[frozenset[str]], find: Callable[[str], frozenset[str]]
+) -> Iterator[Candidate]:
+    """Candidates in order, dropping lexical ones under the coverage bar.
+
+    Lazy on purpose: the budget cut stops pulling after ``limit`` hits, so only the units that
+    could be returned get their text examined. Dense-only hits (no rank) have no terms to cover.
+    """
+    check = len(keys) >= COVERAGE_MIN_TERMS
+    for cand in ordered:
+        if check and cand.rank is not None:
+            cand.matched = find(f"{cand.content}\n{cand.context}")
+            if not covers_enough(cand.matched, keys):
+                continue
+        yield cand
 
 
 def estimated_tokens(text: str) -> int:
@@ -113,7 +120,7 @@ def order_candidates(candidates: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def cut_to_budget(ordered: Sequence[Candidate], limit: int, max_tokens: int) -> list[Candidate]:
+def cut_to_budget(ordered: Iterable[Candidate], limit: int, max_tokens: int) -> list[Candidate]:
     """Take while the estimated tokens fit ``max_tokens`` (always at least one), up to ``limit``."""
     taken: list[Candidate] = []
     used = 0

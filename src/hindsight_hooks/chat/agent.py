@@ -24,7 +24,7 @@ from .models import Model, aborted_message
 
 DEFAULT_MAX_TOOL_ROUNDS = 8
 
-OnMessage = Callable[[Message], None]
+OnMessage = Callable[[Message], object]
 
 
 @dataclass

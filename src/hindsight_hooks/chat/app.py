@@ -36,6 +36,9 @@ def run_chat(
     """
     stream = out or sys.stdout
     cwd = Path(cwd).absolute()
+    if not cwd.is_dir():
+        print(f"error: {cwd} is not a folder", file=sys.stderr)
+        return 2
     path = Path(session_file).absolute() if session_file is not None else new_session_path(cwd)
     try:
         session, parsed = SessionFile.open(path, cwd)

@@ -18,6 +18,7 @@ import functools
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -106,28 +107,37 @@ class ChatLoop:
                 line = self._read()
                 if line is None:
                     break
-                text = line.strip()
-                if not text:
-                    continue
-                if text in EXIT_WORDS:
-                    break
-                if text == "/help":
-                    self.say(self.help_text())
-                elif text.startswith("/"):
-                    result = self._in_worker(functools.partial(self.host.command, text))
-                    if isinstance(result, CommandResult):
-                        self.say(format_result(result))
-                else:
-                    outcome = self._in_worker(functools.partial(self.runner.run, line, self._cancel))
-                    if isinstance(outcome, RunOutcome) and outcome.hit_round_limit:
-                        self.say(f"(stopped after {self.runner.max_tool_rounds} tool rounds)")
+                try:
+                    if not self.handle(line):
+                        break
+                except KeyboardInterrupt:  # Ctrl-C in the instant between the prompt and the worker
+                    self.say("^C")
         finally:
             self._shutdown()
         return 0
 
+    def handle(self, line: str) -> bool:
+        """Act on one input line; ``False`` ends the chat."""
+        text = line.strip()
+        if not text:
+            return True
+        if text in EXIT_WORDS:
+            return False
+        if text == "/help":
+            self.say(self.help_text())
+        elif text.startswith("/"):
+            result = self._in_worker(functools.partial(self.host.command, text))
+            if isinstance(result, CommandResult):
+                self.say(format_result(result))
+        else:
+            outcome = self._in_worker(functools.partial(self.runner.run, line, self._cancel))
+            if isinstance(outcome, RunOutcome) and outcome.hit_round_limit:
+                self.say(f"(stopped after {self.runner.max_tool_rounds} tool rounds)")
+        return True
+
     def _shutdown(self) -> None:
         try:
-            self.host.shutdown()
+            self._in_worker(self.host.shutdown)  # bounded flush; Ctrl-C here cannot leave a traceback
         finally:
             try:
                 self.model.close()
@@ -149,19 +159,24 @@ class ChatLoop:
         """Run ``work`` in a thread; Ctrl-C aborts it and waits for it to wind down."""
         self._cancel.clear()
         box: dict[str, Any] = {}
+        done = threading.Event()
 
         def target() -> None:
             try:
                 box["value"] = work()
             except Exception as exc:  # a host bug must not kill the chat
                 box["error"] = exc
+            finally:
+                done.set()
 
-        worker = threading.Thread(target=target, name="chat-run", daemon=True)
-        worker.start()
+        threading.Thread(target=target, name="chat-run", daemon=True).start()
         aborting = False
-        while worker.is_alive():
+        # Poll with sleep, not Thread.join: on CPython 3.11 a join interrupted by Ctrl-C can
+        # mark a still-running thread as finished (bpo-45274 family), and a sleep is always
+        # safe to interrupt.
+        while not done.is_set():
             try:
-                worker.join(0.1)
+                time.sleep(0.05)
             except KeyboardInterrupt:
                 if not aborting:
                     aborting = True

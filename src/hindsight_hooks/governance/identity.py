@@ -68,7 +68,9 @@ _root_lock = threading.Lock()
 
 # Variables that would make git answer about some other repository than the one at ``cwd``
 # (a host running inside a git hook exports them). The root must depend on cwd alone.
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES")
+_GIT_ENV_DROP = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES",
+)
 
 
 def _git_root(cwd: Path) -> Path | None:
@@ -480,10 +482,14 @@ BUILTIN_MISSIONS: dict[BankRole, dict[str, str]] = {
 }
 
 
-def bank_spec(cfg: Config, role: BankRole) -> BankSpec:
+def bank_spec(cfg: Config, role: BankRole | str) -> BankSpec:
     """What a bank is created with (§3.7); used only at creation, never to modify a bank."""
-    bank = cfg.banks.project if role == "project" else cfg.banks.user
-    builtin = BUILTIN_MISSIONS[role]
+    if role == "project":
+        bank, builtin = cfg.banks.project, BUILTIN_MISSIONS["project"]
+    elif role == "user":
+        bank, builtin = cfg.banks.user, BUILTIN_MISSIONS["user"]
+    else:
+        raise ValueError(f"unknown bank role {role!r}; use 'project' or 'user'")
     return BankSpec(
         retain_mission=bank.retain_mission or builtin["retain"],
         reflect_mission=bank.reflect_mission or builtin["reflect"],

@@ -146,7 +146,9 @@ def route_memory(
     for role in ("project", "global"):
         bank_id = available[role]
         if bank_id and c.route in (role, "both"):
-            targets.append({"bank_role": role, "bank_id": bank_id, "tags": list(tags or []), "will_write": role in writes})
+            targets.append(
+                {"bank_role": role, "bank_id": bank_id, "tags": list(tags or []), "will_write": role in writes}
+            )
     notes: list[str] = []
     secret_hits = _matches(f"{content}\n{context or ''}", SECRET_SIGNALS)
     if secret_hits:

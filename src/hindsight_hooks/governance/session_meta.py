@@ -367,7 +367,8 @@ class SessionMetaStore:
             ensure_private_dir(self.meta_dir)
         if quarantine and os.path.lexists(self.path):
             # Keep what we could not parse: the user (or /hindsight:doctor) may want it.
-            os.rename(self.path, self.path.with_name(f"{self.path.name}.corrupt-{int(datetime.now(UTC).timestamp() * 1000)}"))
+            stamp = int(datetime.now(UTC).timestamp() * 1000)
+            os.rename(self.path, self.path.with_name(f"{self.path.name}.corrupt-{stamp}"))
         atomic_write_text(self.path, json.dumps(meta.to_json(), indent=2) + "\n")
         with contextlib.suppress(OSError):
             os.chmod(self.path, 0o600)

@@ -81,14 +81,19 @@ class Manifest:
             self._imports = self._read(set_aside_corrupt=False)
         return self._imports
 
-    def unchanged(self, doc: ImportDocument, bank_id: str) -> bool:
-        """Delivered before to the same bank with the same content (and update mode)."""
+    def unchanged(self, doc: ImportDocument, bank_id: str, settings: ImportSettings | None) -> bool:
+        """Delivered before to the same bank with the same content, update mode and branch scope.
+
+        The branch scope matters although it is not in the content: it changes the tags
+        (``forked:true``) and metadata the document was stored with.
+        """
         entry = self.imports().get(doc.document_id)
         return (
             entry is not None
             and entry.get("bank_id") == bank_id
             and entry.get("content_hash") == doc.content_hash
-            and entry.get("update_mode", doc.update_mode) == doc.update_mode
+            and entry.get("update_mode") == doc.update_mode
+            and entry.get("include_branches") == (settings.include_branches if settings else "transcript")
         )
 
     def record(self, entries: list[dict[str, Any]]) -> None:

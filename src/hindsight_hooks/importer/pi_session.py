@@ -165,7 +165,8 @@ def parse_header(obj: Any) -> SessionHeader | None:
         return None
     version = obj.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
-        raise SessionFormatError(f"unsupported session version {version!r} (supported: 1-3)")
+        shown = version if isinstance(version, int) and not isinstance(version, bool) else "(not a number)"
+        raise SessionFormatError(f"unsupported session version {shown} (supported: 1-3)")
     return SessionHeader(
         version=version,
         id=_opt_str(obj.get("id")),

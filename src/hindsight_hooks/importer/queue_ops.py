@@ -79,8 +79,7 @@ def remove_stale(queue: RetainQueue, bank_id: str, stale: dict[str, str]) -> lis
                 and not _claimed(job, now, queue.cfg.claim_ttl_ms)
                 and job.get("items")
                 and all(
-                    i.get("document_id") in stale and i.get("content") != stale[i["document_id"]]
-                    for i in job["items"]
+                    i.get("document_id") in stale and i.get("content") != stale[i["document_id"]] for i in job["items"]
                 )
             ):
                 removed.append(str(job["id"]))
@@ -97,8 +96,20 @@ def queued_state(queue: RetainQueue, bank_id: str, document_id: str, content: st
     leaves the active file by delivery or dead-lettering."""
     for state, path in (("queued", queue.paths.active), ("dead", queue.paths.dead)):
         for job in read_tolerant(path).jobs:
-            if job.get("bank_id") == bank_id and any(
-                i.get("content") == content for i in _items_for(job, document_id)
-            ):
+            if job.get("bank_id") == bank_id and any(i.get("content") == content for i in _items_for(job, document_id)):
                 return state, str(job["id"])
     return "gone", None
+
+
+def job_states(queue: RetainQueue, job_ids: set[str]) -> dict[str, str]:
+    """For each job id: ``claimed`` (another flush is delivering it now), ``queued``, ``dead`` or
+    ``gone`` (delivered — by us or by any other flusher, e.g. the startup flush)."""
+    now = queue.now()
+    states = {job_id: "gone" for job_id in job_ids}
+    for job in read_tolerant(queue.paths.dead).jobs:
+        if job.get("id") in states:
+            states[str(job["id"])] = "dead"
+    for job in read_tolerant(queue.paths.active).jobs:
+        if job.get("id") in states:
+            states[str(job["id"])] = "claimed" if _claimed(job, now, queue.cfg.claim_ttl_ms) else "queued"
+    return states

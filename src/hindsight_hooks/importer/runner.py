@@ -19,6 +19,7 @@ The checkpoint is saved after every change, so a run killed anywhere resumes fro
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from .documents import (
 )
 from .manifest import Manifest, entry_for
 from .pi_session import SessionFormatError, first_json_line, parse_header, parse_session
-from .queue_ops import find_queued, queued_state, remove_stale
+from .queue_ops import find_queued, job_states, queued_state, remove_stale
 from .sources import ImportRefused, check_belongs
 
 if TYPE_CHECKING:
@@ -46,11 +47,15 @@ if TYPE_CHECKING:
 IMPORT_FLUSH_BUDGET_MS = 120_000
 """How long one import may spend delivering; what is left stays queued for later flushes."""
 
+CLAIM_WAIT_S = 10.0
+"""How long an import waits for another flusher's claim on its jobs before leaving them queued."""
+CLAIM_POLL_S = 0.05
+
 CONFIRM_OPTIONS = ["Import", "Cancel"]
 PREVIEW_DOC_LINES = 40
 
 
-class ImportError_(Exception):
+class ImportFailure(Exception):
     """An import that cannot start (no bank, unreadable file); the message is safe to show."""
 
 
@@ -104,7 +109,7 @@ def _scope(rt: SessionRuntime) -> ImportScope:
 def project_bank_or_fail(rt: SessionRuntime) -> str:
     bank = rt.project_bank()
     if bank is None:
-        raise ImportError_("no project bank (banks.project.enabled=false): there is nowhere to import sessions")
+        raise ImportFailure("no project bank (banks.project.enabled=false): there is nowhere to import sessions")
     return bank
 
 
@@ -123,9 +128,9 @@ def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, ex
     try:
         parsed = parse_session(path)
     except SessionFormatError as exc:
-        raise ImportError_(str(exc)) from None
+        raise ImportFailure(str(exc)) from None
     except OSError as exc:
-        raise ImportError_(f"cannot read {path}: {type(exc).__name__}") from None
+        raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
     check_belongs(Path(path), parsed.header, rt.cwd, rt.identity.root, explicit=explicit)
     docs = build_session_documents(parsed, settings, _scope(rt))
     return Plan(
@@ -155,7 +160,7 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
     try:
         transcript = parse_chat(path)
     except OSError as exc:
-        raise ImportError_(f"cannot read {path}: {type(exc).__name__}") from None
+        raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
     documents = []
     if transcript.messages:
         documents.append(build_chat_document(transcript, host=rt.identity.host, redact=rt.cfg.retain.redact_secrets))
@@ -175,7 +180,7 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
 def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
     """An explicit file: a Pi session if it has a session header, else a chat transcript."""
     if not Path(path).is_file():
-        raise ImportError_(f"{path} does not exist or is not a file")
+        raise ImportFailure(f"{path} does not exist or is not a file")
     if is_session_file(Path(path)):
         return plan_session(rt, Path(path), settings, explicit=True)
     return plan_chat(rt, Path(path))
@@ -285,7 +290,7 @@ def build_preview(rt: SessionRuntime, scope: str, plans: list[Plan]) -> Preview:
         if plan.bad_lines:
             warnings.append(f"{plan.source_file}: {plan.bad_lines} unparsable line(s) skipped")
         for doc in plan.documents:
-            same = manifest.unchanged(doc, plan.bank_id)
+            same = manifest.unchanged(doc, plan.bank_id, plan.settings)
             unchanged += same
             if doc.status == "skipped":
                 views.append(DocView(plan, doc, "skipped", doc.skip_reason, same))
@@ -342,6 +347,8 @@ def execute(rt: SessionRuntime, preview: Preview) -> ImportOutcome:
         views = [v for v in preview.views if v.plan is plan]
         _execute_plan(rt, plan, views, manifest, deadline, outcome)
         outcome.views.extend(views)
+    for warning in manifest.warnings:
+        rt.warn_once("import-manifest", warning)
     outcome.notes += manifest.warnings
     return outcome
 
@@ -481,6 +488,7 @@ def _flush(
     waiting = dict(jobs)
     total = sum(len(v) for v in jobs.values())
     done = 0
+    claim_wait_end = time.monotonic() + CLAIM_WAIT_S
     while waiting and not deadline.expired():
         budget_ms = max(1, int((deadline.remaining_s() or 0.0) * 1000))
         report = deliver(rt, banks={plan.bank_id}, budget_ms=budget_ms, max_jobs=1, force=True)
@@ -504,5 +512,34 @@ def _flush(
                     cp.set_status(view.doc, "queued", error=error)
             cp.save()
             return
-        if report.sent == 0:
-            return  # nothing deliverable now (e.g. another process holds the bank): stays queued
+        if report.sent:
+            continue
+        # Nothing was deliverable: another flusher (the startup flush, a timer, another process)
+        # may hold our jobs, or have delivered them already. Settle what we can see, and give a
+        # claim in progress a short while to commit before leaving the rest queued.
+        claimed = _settle(rt, plan, waiting, cp, manifest)
+        if not claimed or time.monotonic() >= claim_wait_end:
+            return
+        time.sleep(CLAIM_POLL_S)
+
+
+def _settle(
+    rt: SessionRuntime, plan: Plan, waiting: dict[str, list[DocView]], cp: Checkpoint, manifest: Manifest
+) -> bool:
+    """Mark jobs another flusher delivered (or dead-lettered); True if some are claimed right now."""
+    states = job_states(rt.queue(), set(waiting))
+    delivered: list[DocView] = []
+    for job_id, state in states.items():
+        if state == "gone":
+            for view in waiting.pop(job_id):
+                view.status = "completed"
+                cp.set_status(view.doc, "completed")
+                delivered.append(view)
+        elif state == "dead":
+            for view in waiting.pop(job_id):
+                view.status, view.error = "failed", "moved to the dead-letter queue"
+                cp.set_status(view.doc, "failed", error=view.error)
+    cp.save()
+    if delivered:
+        manifest.record([entry_for(v.doc, plan.bank_id, plan.settings) for v in delivered])
+    return any(states.get(job_id) == "claimed" for job_id in waiting)

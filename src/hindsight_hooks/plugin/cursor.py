@@ -50,6 +50,8 @@ LOCK_SUFFIX = ".lock"
 
 _FINGERPRINT_KEYS = ("id", "role", "timestamp", "content", "toolName", "isError", "model", "stopReason")
 _EMPTY_HASH = ""
+_dumps = orjson.dumps
+_sha256 = hashlib.sha256
 
 
 # --------------------------------------------------------------------------- errors
@@ -100,21 +102,30 @@ def canonical_json(value: Any) -> bytes:
     bytes are a pure function of the value, which is all a fingerprint needs.
     """
     try:
-        return orjson.dumps(value, default=_opaque)
+        return _dumps(value, default=_opaque)
     except TypeError:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_opaque, skipkeys=True)
-        return text.encode("utf-8", "surrogatepass")
+        return _json_fallback(value)
+
+
+def _json_fallback(value: Any) -> bytes:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_opaque, skipkeys=True)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def fingerprint(msg: Message) -> str:
     """sha256 of the canonical JSON of ``id, role, timestamp, content, toolName, isError, model,
     stopReason`` in that order; absent and ``None`` keys are omitted."""
+    # Hot path (runs for every tail message on every agent_end): canonical_json inlined.
     if isinstance(msg, dict):
         get = msg.get
         fields = {key: value for key in _FINGERPRINT_KEYS if (value := get(key)) is not None}
     else:
         fields = {"content": msg}
-    return hashlib.sha256(canonical_json(fields)).hexdigest()
+    try:
+        data = _dumps(fields, default=_opaque)
+    except TypeError:
+        data = _json_fallback(fields)
+    return _sha256(data).hexdigest()
 
 
 def message_id(msg: Message) -> str:
@@ -173,7 +184,8 @@ class FingerprintMemo:
 
     @staticmethod
     def _tail_key(msgs: Sequence[Message], cursor: CursorState) -> tuple[int, int, int, str, str]:
-        return (id(msgs), cursor.index, cursor.tail_start, cursor.chain_hash, cursor.fingerprints[-1])
+        last = cursor.fingerprints[-1] if cursor.fingerprints else ""
+        return (id(msgs), cursor.index, cursor.tail_start, cursor.chain_hash, last)
 
     def mark_intact(self, msgs: Sequence[Message], cursor: CursorState) -> None:
         """Record that ``msgs`` carries ``cursor``'s whole tail at its positions."""
@@ -256,10 +268,7 @@ def _tail_matches(msgs: Sequence[Message], cursor: CursorState, lo: int, hi: int
     if hi - start >= len(fps):
         return False
     fp = memo.fp
-    for i in range(hi, lo - 1, -1):
-        if fp(msgs[i]) != fps[i - start]:
-            return False
-    return True
+    return all(fp(msgs[i]) == fps[i - start] for i in range(hi, lo - 1, -1))
 
 
 def _tail_intact(msgs: Sequence[Message], cursor: CursorState, memo: FingerprintMemo) -> bool:
@@ -277,7 +286,7 @@ def _choose_shift(msgs: Sequence[Message], cursor: CursorState, memo: Fingerprin
 
     ``msgs[j]`` is taken to be the old position ``j + shift``. Every exact (id, fingerprint)
     match between a message and a tail entry votes for one shift; the shift with most votes
-    wins (ties: ``0``, the spec's assumption, then the smallest). Without any exact match, a
+    wins (ties: ``0``, the spec's assumption, then the smallest ``|shift|``). Without any exact match, a
     shared non-empty id at shift 0 still means "same transcript, edited" (the spec's case);
     with neither there is no evidence of overlap and ``None`` is returned.
     """
@@ -469,8 +478,13 @@ def build_cursor(
         new_fps = [memo.fp(msgs[i]) for i in new]
         chain_hash = chain_extend(base.chain_hash, new_fps)
         id_chain_hash = chain_extend(base.id_chain_hash, [message_id(msgs[i]) for i in new])
-        missing = tuple(memo.fp(msgs[i]) for i in range(tail_start, base.tail_start))
-        fps = missing + base.fingerprints[max(0, tail_start - base.tail_start) :] + tuple(new_fps)
+        # Fingerprints of base.tail_start..index, then cut (or, for a migrated short tail,
+        # filled) to tail_start..index.
+        known = base.fingerprints + tuple(new_fps)
+        if tail_start >= base.tail_start:
+            fps = known[tail_start - base.tail_start :]
+        else:
+            fps = tuple(memo.fp(msgs[i]) for i in range(tail_start, base.tail_start)) + known
         ids = tuple(message_id(msgs[i]) for i in range(tail_start, index + 1))
     else:
         all_fps = [memo.fp(msgs[i]) for i in range(index + 1)]

@@ -132,7 +132,7 @@ def _handler(runtime_for: RuntimeFor, name: str) -> Callable[[str, HostContext],
 def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> CommandResult:
     """Plan, preview, confirm, import — the whole command, for any of the four names."""
     from ..importer.documents import ImportSettings
-    from ..importer.runner import ImportError_, Plan, build_preview, confirm, execute, plan_file, plan_session
+    from ..importer.runner import ImportFailure, Plan, build_preview, confirm, execute, plan_file, plan_session
     from ..importer.sources import ImportRefused, discover
 
     if rt.loaded.error:
@@ -162,7 +162,7 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
             for path in found.accepted:
                 try:
                     plans.append(plan_session(rt, path, settings, explicit=False))
-                except (ImportError_, ImportRefused) as exc:
+                except (ImportFailure, ImportRefused) as exc:
                     refused.append({"file": str(path), "reason": str(exc)})
             scope = f"project bank {rt.project_bank()} from {len(found.accepted)} session file(s) in {folder}"
         else:
@@ -173,7 +173,7 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
                 return CommandResult(f"the session file {path} does not exist yet; nothing to import", "warning")
             plans.append(plan_session(rt, path, settings, explicit=True))
             scope = f"project bank {plans[0].bank_id} from current session {path}"
-    except (ImportRefused, ImportError_) as exc:
+    except (ImportRefused, ImportFailure) as exc:
         return CommandResult(redact_error(exc), "error", {"error": redact_error(exc)})
 
     preview = build_preview(rt, scope, plans)

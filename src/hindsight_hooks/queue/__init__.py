@@ -35,12 +35,20 @@ from .errors import (
 )
 from .flush import FlushContext, FlushResult, run_flush
 from .index import ActiveIndex
-from .jobs import InvalidJobError, check_new_job, dumps_line, new_job
+from .jobs import InvalidJobError, check_new_job, dumps_line, loads_line, new_job
 from .lock import QueueLock
 from .paths import QueuePaths
-from .policy import is_due
 from .requeue import requeue_dead as _requeue_dead
-from .store import Entry, describe_os_error, read_strict, read_tolerant, rewrite, summarize, write_all
+from .store import (
+    Entry,
+    describe_os_error,
+    read_bytes,
+    read_strict,
+    read_tolerant,
+    rewrite,
+    summarize,
+    write_fully,
+)
 from .timefmt import parse_iso
 
 if TYPE_CHECKING:
@@ -154,9 +162,26 @@ class RetainQueue:
         line = dumps_line(fresh)
         held = self._lock.acquire()
         try:
-            return self._enqueue_locked(fresh, line, coalesce)
+            result, fd, created = self._enqueue_locked(fresh, line, coalesce)
         finally:
             self._lock.release(held)
+        if fd is None:
+            return result  # a merge: already durable through the atomic rewrite
+        # The append's position and bytes were fixed under the lock; making them durable does not
+        # need it, so concurrent enqueuers share journal commits instead of queueing behind each
+        # other's fsync (adr/002). The job is acknowledged only once this returns.
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise QueueError(
+                f"could not sync retain queue {self.paths.active}: {describe_os_error(exc)}; "
+                "the job is not acknowledged"
+            ) from None
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(self.paths.active.parent)
+        return result
 
     def _open_active(self) -> tuple[int, bool]:
         path = self.paths.active
@@ -172,8 +197,13 @@ class RetainQueue:
         except OSError as exc:
             raise QueueError(f"cannot create retain queue {path}: {describe_os_error(exc)}") from None
 
-    def _enqueue_locked(self, job: dict[str, Any], line: bytes, coalesce: bool) -> EnqueueResult:
+    def _enqueue_locked(
+        self, job: dict[str, Any], line: bytes, coalesce: bool
+    ) -> tuple[EnqueueResult, int | None, bool]:
+        """Merge or append under the lock. For an append, returns the still-open descriptor that the
+        caller must fsync (and close) before acknowledging; ``None`` after a merge."""
         fd, created = self._open_active()
+        keep_open = False
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -192,7 +222,7 @@ class RetainQueue:
             if coalesce or self._index.in_backoff(bank, now):
                 merged, flush_due = self._coalesce_locked(job, now)
                 if merged is not None:
-                    return merged
+                    return merged, None, False
             size = st.st_size
             prefix = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
             data = prefix + line + b"\n"
@@ -202,54 +232,59 @@ class RetainQueue:
                     "the job was not queued"
                 )
             try:
-                write_all(fd, data, size)
+                write_fully(fd, data, size)
             except OSError as exc:
                 self._index.invalidate()
                 raise QueueError(
                     f"could not append to retain queue {self.paths.active}: {describe_os_error(exc)}; "
                     "the job was not queued"
                 ) from None
-            if created:
-                fsync_dir(self.paths.active.parent)
             self._index.note_append(fd, job, size, data)
-            return EnqueueResult(job["id"], bank_head, flush_due=flush_due)
+            keep_open = True
+            return EnqueueResult(job["id"], bank_head, flush_due=flush_due), fd, created
         finally:
-            os.close(fd)
+            if not keep_open:
+                os.close(fd)
 
     def _coalesce_locked(self, job: dict[str, Any], now: float) -> tuple[EnqueueResult | None, bool]:
-        """Merge into the tail and rewrite atomically.
+        """Merge into the tail and rewrite atomically (§7.4 step 3).
 
         Returns ``(result, flush_due)``; ``result`` is ``None`` when the job must be appended, and
-        ``flush_due`` then says whether that append leaves a batch worth flushing now.
+        ``flush_due`` then says whether that append leaves a batch worth flushing now. The index
+        says whether a merge is possible at all; only then is the file read (raw, parsing just the
+        tail) and rewritten.
         """
-        snap = read_tolerant(self.paths.active)
+        index = self._index
         bank = job["bank_id"]
-        bank_jobs = [e.job for e in snap.entries if e.job is not None and e.job["bank_id"] == bank]
-        oldest = min((t for j in bank_jobs if (t := parse_iso(j.get("created_at"))) is not None), default=None)
+        oldest = index.oldest.get(bank)
         too_old = oldest is not None and (now - oldest) * 1000.0 >= self.cfg.coalesce_max_age_ms
-        tail_pos = next((i for i in range(len(snap.entries) - 1, -1, -1) if snap.entries[i].job is not None), None)
-        if tail_pos is None:
-            return None, _coalesce.is_full(job, self.cfg)
-        tail = snap.entries[tail_pos].job
-        assert tail is not None
+        tail = index.tail
+        if tail is None or not _coalesce.can_take(tail, job):
+            return None, too_old or _coalesce.is_full(job, self.cfg)
         merged = _coalesce.merge(tail, job, self.cfg)
         if merged is None:
-            # An eligible tail that cannot take more is a full batch: it is due now.
-            full_tail = _coalesce.can_take(tail, job)
-            return None, too_old or full_tail or _coalesce.is_full(job, self.cfg)
+            return None, True  # an eligible tail that cannot take more is a full batch: due now
         new_tail, kind = merged
-        entries = list(snap.entries)
-        entries[tail_pos] = Entry(dumps_line(new_tail), new_tail)
-        raws = [e.raw for e in entries]
+        data, _ident = read_bytes(self.paths.active)
+        raws = [raw for raw in data.split(b"\n") if raw.strip()]
+        pos = next((i for i in range(len(raws) - 1, -1, -1) if loads_line(raws[i]) is not None), None)
+        if pos is None or loads_line(raws[pos]) != tail:
+            index.invalidate()  # the index was out of step: do not merge on a guess, append instead
+            return None, True
+        raws[pos] = dumps_line(new_tail)
         new_size = sum(len(r) + 1 for r in raws)
-        if new_size > self.cfg.max_active_bytes and new_size > snap.size:
+        if new_size > self.cfg.max_active_bytes and new_size > len(data):
             raise QueueFullError(
                 f"retain queue {self.paths.active} is full (max_active_bytes={self.cfg.max_active_bytes}); "
                 "the job was not queued"
             )
-        ident, _size = rewrite(self.paths.active, raws)
-        self._on_rewrite(ident, entries)
-        bank_head = bank_jobs[0]["id"] == new_tail["id"] if bank_jobs else True
+        try:
+            ident, size = rewrite(self.paths.active, raws)
+        except QueueError:
+            index.invalidate()
+            raise
+        index.note_tail_merge(ident, size, new_tail, raws[-1])
+        bank_head = index.first_ids.get(bank) == new_tail["id"]
         flush_due = too_old or _coalesce.is_full(new_tail, self.cfg)
         result = EnqueueResult(new_tail["id"], bank_head, merged=True, merge_kind=kind, flush_due=flush_due)
         return result, flush_due
@@ -365,8 +400,3 @@ class RetainQueue:
         """Move every readable dead letter back to the active file, reset; returns the count."""
         with self._lock.hold():
             return _requeue_dead(self.paths, self.cfg, self._on_rewrite)
-
-    def due_jobs(self) -> int:
-        """How many valid jobs are due now (reads the file)."""
-        now = self._clock()
-        return sum(1 for job in read_tolerant(self.paths.active).jobs if is_due(job, now))

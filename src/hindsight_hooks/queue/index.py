@@ -39,7 +39,10 @@ class ActiveIndex:
         self.sig = b""
         self.counts: dict[str, int] = {}
         self.heads: dict[str, float | None] = {}
+        self.oldest: dict[str, float | None] = {}
+        self.first_ids: dict[str, str] = {}
         self.ids: set[str] = set()
+        self.tail: dict[str, Any] | None = None
 
     def reset(self, ident: tuple[int, int] | None = None) -> None:
         self.ident = ident
@@ -48,7 +51,10 @@ class ActiveIndex:
         self.sig = b""
         self.counts = {}
         self.heads = {}
+        self.oldest = {}
+        self.first_ids = {}
         self.ids = set()
+        self.tail = None
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -72,7 +78,10 @@ class ActiveIndex:
         self.counts[bank] = self.counts.get(bank, 0) + 1
         if bank not in self.heads:
             self.heads[bank] = parse_iso(job.get("next_attempt_at"))
+            self.oldest[bank] = parse_iso(job.get("created_at"))
+            self.first_ids[bank] = job["id"]
         self.ids.add(job["id"])
+        self.tail = job
 
     def sync(self, fd: int, st: os.stat_result) -> None:
         """Bring the index up to date with the open active file ``fd`` (``st`` = its fstat)."""
@@ -105,6 +114,17 @@ class ActiveIndex:
                 self.sig_pos, self.sig = pos, raw[:_SIG_BYTES]
             pos += len(raw) + 1
         self.offset = pos
+
+    def note_tail_merge(self, ident: tuple[int, int], size: int, new_tail: dict[str, Any], last_raw: bytes) -> None:
+        """Record an atomic rewrite that only replaced the tail job (same id, bank and position).
+
+        Counts, heads and ids are unchanged by such a merge, so nothing needs re-parsing.
+        """
+        self.ident = ident
+        self.offset = size
+        self.sig_pos = size - len(last_raw) - 1
+        self.sig = last_raw[:_SIG_BYTES]
+        self.tail = new_tail
 
     def invalidate(self) -> None:
         """Forget everything; the next sync re-reads the file."""

@@ -44,6 +44,7 @@ CONTENTION_ERRNOS: frozenset[int] = frozenset(
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 _OWNER_SIZE = 256  # the owner record is padded to this size and rewritten in place
+_OWNER_REFRESH_S = 1.0  # a holder's own record younger than this is not rewritten (adr/002)
 _lock_descriptor = getattr(filelock, "lock_descriptor", None)
 _unlock_descriptor = getattr(filelock, "unlock_descriptor", None)
 
@@ -141,6 +142,7 @@ class QueueLock:
         self.stale_breaks = 0  # how many stale soft locks this instance removed (diagnostics/tests)
         self._mutex_cache: tuple[int, threading.Lock] | None = None
         self._owner_prefix: tuple[int, bytes] | None = None
+        self._last_owner: tuple[int, float, bytes] | None = None  # (pid, written at, bytes written)
 
     @property
     def soft(self) -> bool:
@@ -210,9 +212,18 @@ class QueueLock:
     def _acquire_descriptor(self, deadline: float) -> int | None:
         """Poll the native lock on ``Q.lock``; ``None`` when the filesystem cannot lock at all."""
         assert _lock_descriptor is not None
+        recreated = False
         while True:
             try:
                 fd = os.open(self.lock_path, _OPEN_FLAGS, FILE_MODE)
+            except FileNotFoundError:
+                # The state folder was removed since we last made it: make it again, once per wait.
+                if recreated:
+                    raise QueueError(f"cannot open lock file {self.lock_path}: its folder keeps vanishing") from None
+                recreated = True
+                self._dir_ready = False
+                self._ensure_dir()
+                continue
             except OSError as exc:
                 if exc.errno not in CONTENTION_ERRNOS:
                     raise QueueError(f"cannot open lock file {self.lock_path}: {describe_os_error(exc)}") from None
@@ -333,23 +344,51 @@ class QueueLock:
         fsynced: after a crash the OS lock is gone anyway. A failure never fails the lock.
         With the native lock the record is not cleared on release: readers first probe whether
         the lock is held (``held_by_someone``), so a leftover record is never shown as a holder.
+        A process that re-takes the native lock within ``_OWNER_REFRESH_S`` while the file still
+        holds its own last record leaves it as it is (one read, no write), so ``acquired_at`` is
+        then up to that much older than the current hold: ages are upper bounds.
         """
+        now = time.time()
         pid = os.getpid()
+        last = self._last_owner
+        if (
+            not self._soft
+            and last is not None
+            and last[0] == pid
+            and now - last[1] < _OWNER_REFRESH_S
+            and self._owner_file_is(last[2])
+        ):
+            return
         if self._owner_prefix is None or self._owner_prefix[0] != pid:
             self._owner_prefix = (pid, b'{"pid":%d,"hostname":%s,"acquired_at":"' % (pid, orjson.dumps(hostname())))
-        record = self._owner_prefix[1] + b'%s","token":"%s"}' % (iso_ms(time.time()).encode(), token.encode())
-        self._overwrite_owner(record)
+        record = self._owner_prefix[1] + b'%s","token":"%s"}' % (iso_ms(now).encode(), token.encode())
+        written = self._overwrite_owner(record)
+        self._last_owner = None if written is None else (pid, now, written)
 
-    def _overwrite_owner(self, record: bytes) -> None:
+    def _owner_file_is(self, expected: bytes) -> bool:
+        try:
+            fd = os.open(self._owner_str, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return False
+        try:
+            return os.pread(fd, len(expected) + 1, 0) == expected
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+    def _overwrite_owner(self, record: bytes) -> bytes | None:
+        """Write ``record`` padded over the file's current length; returns the bytes written."""
         try:
             fd = os.open(self._owner_str, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
         except OSError:
-            return
+            return None
         try:
-            size = os.fstat(fd).st_size
-            os.pwrite(fd, record.ljust(max(_OWNER_SIZE, size), b" "), 0)
+            padded = record.ljust(max(_OWNER_SIZE, os.fstat(fd).st_size), b" ")
+            os.pwrite(fd, padded, 0)
+            return padded
         except OSError:
-            pass
+            return None
         finally:
             os.close(fd)
 
@@ -358,6 +397,7 @@ class QueueLock:
         owner = read_owner(self.owner_path)
         if owner is not None and owner.get("token") == token:
             self._overwrite_owner(b"{}")
+            self._last_owner = None
 
     def held_by_someone(self) -> bool:
         """Probe the native lock without waiting (diagnostics: is the owner record current?)."""

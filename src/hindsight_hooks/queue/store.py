@@ -167,11 +167,12 @@ def append_durably(path: Path, data: bytes) -> None:
         fsync_dir(Path(path).parent)
 
 
-def write_all(fd: int, data: bytes, size_before: int) -> None:
-    """Write every byte and fsync; on any failure cut the file back to ``size_before`` and re-raise.
+def write_fully(fd: int, data: bytes, size_before: int) -> None:
+    """Write every byte; on any failure cut the file back to ``size_before`` and re-raise.
 
     Cutting back matters for short writes (a full disk, ``RLIMIT_FSIZE``): half a line must
-    never stay behind to be mistaken for, or glued to, a later job.
+    never stay behind to be mistaken for, or glued to, a later job. The caller holds the lock,
+    so nobody can have appended after us.
     """
     try:
         view = memoryview(data)
@@ -180,6 +181,16 @@ def write_all(fd: int, data: bytes, size_before: int) -> None:
             if written <= 0:
                 raise OSError(errno.EIO, "short write")
             view = view[written:]
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size_before)
+        raise
+
+
+def write_all(fd: int, data: bytes, size_before: int) -> None:
+    """``write_fully`` then ``fsync``; a failed fsync also cuts the bytes back."""
+    write_fully(fd, data, size_before)
+    try:
         os.fsync(fd)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -1,0 +1,285 @@
+"""§15 ranking on real SQLite files: score formula, order, coverage, budget, types, recency, scope."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hindsight_hooks.backends.base import BackendError, RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_units import iso_from_epoch
+from tests.backends.test_local_support import T0, T0_ISO, Clock, item, make, raw
+
+HOUR = 3600.0
+
+
+def recall(backend: LocalBackend, query: str, **kw: object) -> list[tuple[str, float | None]]:
+    result = backend.recall("b", RecallRequest(query=query, **kw))  # type: ignore[arg-type]
+    return [(h.text, h.score) for h in result.hits]
+
+
+@pytest.fixture
+def scored(tmp_path: Path) -> LocalBackend:
+    """Three kafka units whose bm25 order is A < C < B (A best)."""
+    backend = make(tmp_path, Clock(T0))
+    backend.retain_batch(
+        "b",
+        [
+            item("kafka kafka", "a", source="tool", timestamp=T0_ISO),
+            item(
+                "kafka is only one word among many other words in this much longer sentence about brokers",
+                "b",
+                source="auto",
+                timestamp=iso_from_epoch(T0 - 72 * HOUR),
+            ),
+            item("kafka topic retention notes", "c", source="import", timestamp=iso_from_epoch(T0 - 24 * HOUR)),
+        ],
+        operation_id="op",
+    )
+    return backend
+
+
+def test_score_formula_by_hand(scored: LocalBackend) -> None:
+    ranks = dict(
+        raw(scored.path).execute(
+            "SELECT u.document_id, bm25(units_fts, 1.0, 0.5) FROM units_fts JOIN units u ON u.rowid = units_fts.rowid "
+            "WHERE units_fts MATCH '\"kafka\"'"
+        )
+    )
+    assert ranks["a"] < ranks["c"] < ranks["b"]  # the premise: A is the best lexical match, B the worst
+    hits = dict(recall(scored, "kafka"))
+    # A: fts 1, importance .75, age 0   → (0.8·1 + 0.2·0.75)·(0.7 + 0.3·1)
+    assert hits["kafka kafka"] == 0.95
+    # B: fts 0, importance .65, age 72h → (0.2·0.65)·(0.7 + 0.3·e^-1) = 0.13·0.810364 = 0.105347
+    long_b = "kafka is only one word among many other words in this much longer sentence about brokers"
+    assert hits[long_b] == 0.1053
+    # C: fts from the real ranks, importance .65, age 24h
+    fts_c = 1 - (ranks["c"] - ranks["a"]) / (ranks["b"] - ranks["a"])
+    expected_c = round((0.8 * fts_c + 0.2 * 0.65) * (0.7 + 0.3 * math.exp(-24 / 72)), 4)
+    assert hits["kafka topic retention notes"] == expected_c
+    assert [t for t, _ in recall(scored, "kafka")] == ["kafka kafka", "kafka topic retention notes", long_b]
+
+
+def test_hits_carry_what_the_tools_render(scored: LocalBackend) -> None:
+    (top, *_) = scored.recall("b", RecallRequest(query="kafka")).hits
+    assert top.id and len(top.id) == 16
+    assert (top.type, top.source, top.importance, top.created_at, top.document_id) == (
+        "world",
+        "tool",
+        0.75,
+        T0_ISO,
+        "a",
+    )
+
+
+def test_query_timestamp_moves_the_recency_reference(scored: LocalBackend) -> None:
+    long_b = "kafka is only one word among many other words in this much longer sentence about brokers"
+    hits = dict(recall(scored, "kafka", query_timestamp=iso_from_epoch(T0 - 72 * HOUR)))
+    assert hits[long_b] == 0.13  # age 0 at the reference → recency 1
+    assert hits["kafka kafka"] == 0.95  # newer than the reference: age counts as 0
+    with pytest.raises(BackendError) as info:
+        recall(scored, "kafka", query_timestamp="last tuesday")
+    assert info.value.kind == "permanent"
+
+
+def test_without_query_timestamp_age_comes_from_the_clock(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    backend = make(tmp_path, clock)
+    backend.retain_batch("b", [item("ageing fact", "d", timestamp=T0_ISO)], operation_id="op")
+    assert recall(backend, "ageing") == [("ageing fact", 0.95)]
+    clock.now = T0 + 72 * HOUR
+    assert recall(backend, "ageing") == [("ageing fact", round(0.95 * (0.7 + 0.3 * math.exp(-1)), 4))]
+
+
+def test_ties_break_by_newer_created_at_then_id(tmp_path: Path) -> None:
+    backend = make(tmp_path, Clock(T0))
+    stamps = [iso_from_epoch(T0 - h * HOUR) for h in (5, 1, 1)]
+    out = backend.retain_batch(
+        "b", [item("same words here", f"d{i}", timestamp=ts) for i, ts in enumerate(stamps)], operation_id="op"
+    )
+    old_id, new_a, new_b = out.unit_ids
+    # Seen from before all of them, every unit has recency 1 and the same fts/importance → equal scores.
+    hits = backend.recall("b", RecallRequest(query="same words", query_timestamp=iso_from_epoch(T0 - 10 * HOUR))).hits
+    assert len({h.score for h in hits}) == 1
+    assert [h.id for h in hits] == [*sorted([new_a, new_b]), old_id]
+
+
+def test_coverage_drops_units_matching_under_a_quarter_of_the_terms(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b",
+        [
+            item("we were deploying the new server image", "two"),
+            item("see you tonight", "one"),
+            item("rollback quickly if servers fail while deployed", "four"),
+        ],
+        operation_id="op",
+    )
+    query = "deployed servers quickly tonight rollback"  # 5 terms: a unit must cover ≥ 2 (stems count)
+    texts = [t for t, _ in recall(backend, query)]
+    assert set(texts) == {"we were deploying the new server image", "rollback quickly if servers fail while deployed"}
+    assert [t for t, _ in recall(backend, "tonight plans")] == ["see you tonight"]  # < 3 terms: no coverage rule
+    backend.rank_window = 1  # force the pruned path, where coverage is computed from the unit text
+    assert {t for t, _ in recall(backend, query)} == set(texts)
+
+
+def test_budget_takes_while_tokens_fit_and_always_one(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    body = "budget word " + "x" * 28  # 40 chars = 10 estimated tokens
+    backend.retain_batch("b", [item(f"{body}{i}"[:40], f"d{i}") for i in range(5)], operation_id="op")
+    assert len(recall(backend, "budget", max_tokens=25)) == 2
+    assert len(recall(backend, "budget", max_tokens=30)) == 3
+    assert len(recall(backend, "budget", max_tokens=0)) == 1
+    assert len(recall(backend, "budget", max_tokens=1000, limit=4)) == 4
+
+
+def test_default_limit_is_eight(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(f"limit fact {i}", f"d{i}") for i in range(20)], operation_id="op")
+    assert len(recall(backend, "limit fact", max_tokens=10_000)) == 8
+    wider = LocalBackend(backend.path, recall_limit=12)
+    assert len(wider.recall("b", RecallRequest("limit", max_tokens=9999)).hits) == 12
+
+
+def test_types_filter_and_observation_widening(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b",
+        [item("typed world fact", "w", source="tool"), item("typed experience", "e", source="auto")],
+        operation_id="1",
+    )
+    assert [t for t, _ in recall(backend, "typed", types=["world"])] == ["typed world fact"]
+    assert [t for t, _ in recall(backend, "typed", types=["experience"])] == ["typed experience"]
+    assert len(recall(backend, "typed", types=["observation"])) == 2
+    assert len(recall(backend, "typed", types=["world", "observation"])) == 2
+    assert len(recall(backend, "typed", types=[])) == 2
+    assert recall(backend, "typed", types=["opinion"]) == []
+
+
+def test_no_lexical_hit_no_result(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(f"recent unrelated note {i}", f"d{i}") for i in range(5)], operation_id="op")
+    assert recall(backend, "zebra") == []
+    assert recall(backend, "the and of it") == []
+    assert recall(backend, "") == []
+
+
+def test_tag_groups_scope_recall(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b",
+        [
+            item("scope fact for repo x", "x", tags=["repo:x", "session:1"]),
+            item("scope fact for repo y", "y", tags=["repo:y"]),
+            item("scope fact shared", "s", tags=[]),
+        ],
+        operation_id="op",
+    )
+    project = [{"tags": ["repo:x"], "match": "any_strict"}]
+    assert [t for t, _ in recall(backend, "scope fact", tag_groups=project)] == ["scope fact for repo x"]
+    shared = [{"or": [{"tags": ["repo:x"], "match": "any_strict"}, {"tags": [], "match": "exact"}]}]
+    assert {t for t, _ in recall(backend, "scope fact", tag_groups=shared)} == {
+        "scope fact for repo x",
+        "scope fact shared",
+    }
+    exact = [{"tags": ["session:1", "repo:x"], "match": "exact"}]
+    assert [t for t, _ in recall(backend, "scope fact", tag_groups=exact)] == ["scope fact for repo x"]
+    with pytest.raises(BackendError) as info:
+        recall(backend, "scope", tag_groups=[{"tags": ["x"], "match": "fuzzy"}])
+    assert info.value.kind == "permanent"
+
+
+# -- bounded candidate search -------------------------------------------------------------------------
+
+
+def test_rare_old_term_is_found_when_common_terms_flood_the_bank(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    backend = make(tmp_path, clock)
+    backend.retain_batch("b", [item("the zookeeper quorum decision from long ago", "old")], operation_id="0")
+    backend.retain_batch(
+        "b", [item(f"decision log entry {i} about routine work", f"d{i}") for i in range(300)], operation_id="1"
+    )
+    backend.rank_window = 20
+    hits = recall(backend, "zookeeper decision")
+    assert backend.last_search_mode in ("pruned", "pruned+window")
+    assert hits[0][0] == "the zookeeper quorum decision from long ago"
+    assert len(hits) == 8
+
+
+def test_scoped_recall_in_a_big_shared_bank_still_finds_matches(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b", [item(f"widget note {i} for repo b", f"b{i}", tags=["repo:b"]) for i in range(3)], operation_id="0"
+    )
+    backend.retain_batch(
+        "b", [item(f"widget note {i} for repo a", f"a{i}", tags=["repo:a"]) for i in range(400)], operation_id="1"
+    )
+    backend.rank_window = 25
+    hits = recall(backend, "widget", tag_groups=[{"tags": ["repo:b"], "match": "any_strict"}])
+    assert backend.last_search_mode == "window"
+    assert sorted(t for t, _ in hits) == [f"widget note {i} for repo b" for i in range(3)]
+
+
+def test_windows_merge_in_bm25_order(tmp_path: Path) -> None:
+    """When every window gets scanned, the windowed search ranks exactly like the full one."""
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b",
+        [item(f"alpha item {i} " + "beta " * (i % 5) + "filler " * (i % 7), f"d{i}") for i in range(60)],
+        operation_id="op",
+    )
+    exact = recall(backend, "beta", max_tokens=10_000)
+    assert backend.last_search_mode == "exact"
+    backend.rank_window = 20
+    assert recall(backend, "beta", max_tokens=10_000) == exact
+    assert backend.last_search_mode == "window"
+
+
+def test_budget_scales_how_many_matches_get_ranked(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(f"budget depth note {i}", f"d{i}") for i in range(30)], operation_id="op")
+    backend.rank_window = 20
+    recall(backend, "depth", budget="high")  # 2 × 20 ≥ 30 matches
+    assert backend.last_search_mode == "exact"
+    recall(backend, "depth", budget="mid")
+    assert backend.last_search_mode == "window"
+    recall(backend, "depth", budget="low")
+    assert backend.last_search_mode == "window"
+
+
+def test_abort_signal_stops_recall(scored: LocalBackend) -> None:
+    import threading
+
+    signal = threading.Event()
+    signal.set()
+    with pytest.raises(BackendError) as info:
+        scored.recall("b", RecallRequest(query="kafka"), signal=signal)
+    assert info.value.kind == "aborted"
+
+
+def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
+    """The plan the bounded search relies on: FTS5 is the outer loop and sorts by rank itself."""
+    from hindsight_hooks.backends.local_query import CandidateSearch, Filters, tag_groups_sql
+
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item("plan check", "d", tags=["t"])], operation_id="op")
+    conn = raw(backend.path)
+    tag_sql, tag_params = tag_groups_sql([{"tags": ["t"], "match": "any_strict"}])
+    search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO, ["world"], tag_sql, tag_params))
+    plan = conn.execute(
+        "EXPLAIN QUERY PLAN " + search._ranked_sql, ['"plan"', 0, 1 << 50, "b", T0_ISO, "world", "t", 5]
+    ).fetchall()
+    details = [row[3] for row in plan]
+    assert details[0].startswith("SCAN f VIRTUAL TABLE")
+    assert not any("TEMP B-TREE" in d for d in details)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(max_size=80))
+def test_any_query_text_is_safe(scored: LocalBackend, query: str) -> None:
+    hits = scored.recall("b", RecallRequest(query=query)).hits
+    assert all(h.text.startswith("kafka") for h in hits)

@@ -1,0 +1,187 @@
+"""Every slash command as a ``hindsight-hooks`` subcommand, the tool subcommands, and ``demo``.
+
+All run the installed console script as real child processes in a tmp project on the
+embedded store (``XDG_*``/``HOME`` in ``tmp_path``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from hindsight_hooks import cli
+from hindsight_hooks.chat.session_file import SessionFile
+from hindsight_hooks.cli_commands import cli_name, usage_flags
+from hindsight_hooks.hooks import Host, assistant_message, user_message
+
+from .conftest import Cli
+
+ROOT = Path(__file__).resolve().parents[2]
+FACT = "The billing service retries webhooks five times with exponential backoff."
+
+
+def subcommand_names() -> set[str]:
+    parser = cli.build_parser()
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(actions[0].choices)
+
+
+def test_every_catalog_command_is_a_subcommand(tmp_path: Path) -> None:
+    catalog = Host(tmp_path).commands()
+    ours = [name for name in catalog if name == "hindsight" or name.startswith("hindsight:")]
+    assert len(ours) >= 13
+    names = subcommand_names()
+    for name in ours:
+        assert cli_name(name) in names, name
+    assert {"status", "mode", "session", "queue", "doctor", "chat", "demo", "recall", "retain", "reflect"} <= names
+    assert cli_name("hindsight") == "status" and cli_name("hindsight:import-file") == "import-file"
+    assert cli_name("other:thing") is None
+    assert usage_flags("/hindsight:import [--dry-run|--preview] [--all-leaves]") == [
+        "--dry-run", "--preview", "--all-leaves"]
+
+
+def test_mode_then_session_in_separate_processes(cli: Cli) -> None:
+    set_mode = cli("mode", "read-only")
+    assert set_mode.returncode == 0, set_mode.stderr
+    assert "mode=read-only" in set_mode.stdout and "retain=off" in set_mode.stdout
+    shown = cli("session")
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("mode=read-only recall=on retain=off")
+    data = json.loads(cli("session", "--json").stdout)
+    assert data["mode"] == "read-only" and data["retain"] == "off"
+    # an explicit --session-file is another session, with its own (default) mode
+    other = cli("session", "--session-file", str(cli.cwd / "other.jsonl"))
+    assert other.stdout.startswith("mode=normal")
+
+
+def test_bad_arguments_exit_2_with_the_usage(cli: Cli) -> None:
+    bad = cli("mode", "bogus")
+    assert bad.returncode == 2
+    assert "usage: /hindsight:mode normal|read-only|ignored" in bad.stdout
+    unknown_flag = cli("queue", "--nope")
+    assert unknown_flag.returncode == 2
+    assert "unrecognized arguments" in unknown_flag.stderr
+
+
+def test_retain_then_recall_then_reflect(cli: Cli) -> None:
+    stored = cli("retain", FACT, "--context", "ops notes")
+    assert stored.returncode == 0, stored.stderr
+    assert stored.stdout.strip() == "1 memory stored."
+    found = cli("recall", "webhook", "retries")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("Found 1 relevant memory")
+    assert FACT in found.stdout
+    as_json = json.loads(cli("recall", "webhook retries", "--json").stdout)
+    assert FACT in as_json["text"] and "details" in as_json
+    reflected = cli("reflect", "how", "are", "webhooks", "retried?")
+    assert reflected.returncode == 0
+    assert reflected.stdout.startswith("Based on recalled memories:") and "five times" in reflected.stdout
+    nothing = cli("recall", "kubernetes helm chart")
+    assert nothing.returncode == 0 and nothing.stdout.strip() == "No relevant memories found."
+
+
+def test_retain_on_off_is_the_command_and_memory_flag_stores_the_word(cli: Cli) -> None:
+    off = cli("retain", "off")
+    assert off.returncode == 0 and off.stdout.strip() == "requested=off effective=off mode=normal"
+    assert json.loads(cli("session", "--json").stdout)["retain"] == "off"
+    assert cli("retain", "on").stdout.strip() == "requested=on effective=on mode=normal"
+    stored = cli("retain", "--memory", "off")
+    assert stored.returncode == 0 and stored.stdout.strip() == "1 memory stored."
+
+
+def test_read_only_retain_needs_yes(cli: Cli) -> None:
+    assert cli("mode", "read-only").returncode == 0
+    refused = cli("retain", FACT)
+    assert refused.returncode == 1
+    assert refused.stdout == "" and "read-only" in refused.stderr
+    allowed = cli("retain", FACT, "--yes")
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.strip() == "1 memory stored."
+
+
+def test_queue_json_doctor_status_tag_and_route(cli: Cli) -> None:
+    queue = cli("queue", "--json")
+    assert queue.returncode == 0, queue.stderr
+    report = json.loads(queue.stdout)
+    assert report["active"]["valid"] == 0 and report["queue_path"].endswith("retain-queue.jsonl")
+    assert json.loads(cli("queue", "--jobs", "--json").stdout)["jobs"] == []
+
+    doctor = cli("doctor")
+    assert doctor.returncode in (0,), doctor.stderr
+    assert re.search(r"^(ok|warn) +config", doctor.stdout, re.M)
+    assert re.search(r"^ok +local store", doctor.stdout, re.M)
+
+    assert cli("tag", "add", "team:payments").stdout.strip() == "tags: team:payments"
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["backend"] == "local" and status["session"]["tags"] == ["team:payments"]
+    route = cli("route", "I", "always", "prefer", "tabs")
+    assert route.returncode == 0 and route.stdout.startswith("route: global")
+
+
+def test_errors_go_to_stderr_with_exit_1(tmp_path: Path, cli: Cli) -> None:
+    off = tmp_path / "off"
+    (off / ".hindsight").mkdir(parents=True)
+    (off / ".hindsight" / "config.toml").write_text('backend = "off"\n', encoding="utf-8")
+    result = cli("recall", "anything", "--cwd", str(off))
+    assert result.returncode == 1
+    assert result.stdout == "" and "disabled" in result.stderr
+    broken = tmp_path / "broken"
+    (broken / ".hindsight").mkdir(parents=True)
+    (broken / ".hindsight" / "config.toml").write_text("backend = [\n", encoding="utf-8")
+    status = cli("status", "--cwd", str(broken))
+    assert status.returncode == 1 and "config error" in status.stderr
+
+
+def test_chat_sessions_import_through_the_cli(cli: Cli, project: Path) -> None:
+    """A chat session file is a Pi v3 session: the importer takes it as it is."""
+    folder = project / ".hindsight" / "sessions"
+    session = SessionFile.create(folder / "20250101T000000-abcdef.jsonl", project)
+    session.append(user_message("We agreed that invoices are archived after 90 days."))
+    session.append(assistant_message("Noted: invoices are archived after 90 days."))
+    session.close()
+    preview = cli("import-project-sessions", "--dry-run")
+    assert preview.returncode == 0, preview.stderr
+    assert "documents=1" in preview.stdout and "write=no" in preview.stdout
+    cancelled = cli("import-file", str(session.path))  # no terminal, no --yes: nothing is written
+    assert "cancelled" in cancelled.stdout
+    done = cli("import-file", str(session.path), "--yes")
+    assert done.returncode == 0, done.stderr
+    found = cli("recall", "invoices archived")
+    assert "90 days" in found.stdout
+
+
+def test_demo_in_a_given_folder(tmp_path: Path, cli: Cli) -> None:
+    folder = tmp_path / "demo-here"
+    result = cli("demo", "--dir", str(folder), timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_demo_output(result.stdout)
+    assert (folder / ".hindsight" / "memory.db").exists()
+
+
+def test_readme_main_job_command_in_a_clean_folder(tmp_path: Path) -> None:
+    """The issue's acceptance test: the README's main-job command, in a clean folder.
+
+    The README says ``python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/hindsight-hooks demo``.
+    Creating a venv and installing takes minutes, so this runs the last step with the console
+    script of the venv the suite already runs in (installed the same way), with no arguments,
+    from an empty folder and a clean environment.
+    """
+    command = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/hindsight-hooks demo"
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    result = Cli(tmp_path, clean)("demo", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_demo_output(result.stdout)
+    assert list(clean.iterdir()) == []  # the demo made its own folder (under TMPDIR), not here
+    made = [p for p in tmp_path.glob("hindsight-demo-*") if p.is_dir()]
+    assert len(made) == 1 and (made[0] / ".hindsight" / "memory.db").exists()
+
+
+def assert_demo_output(out: str) -> None:
+    assert "<hindsight-memory>" in out and "</hindsight-memory>" in out
+    block = out.split("<hindsight-memory>", 1)[1].split("</hindsight-memory>", 1)[0]
+    assert "SQLite" in block and "Redis" in block  # the decision from session 1
+    assert "pytest" in block  # the preference from session 1
