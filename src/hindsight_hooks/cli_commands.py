@@ -35,10 +35,23 @@ STATUS_COMMAND = "hindsight"
 COMMAND_PREFIX = "hindsight:"
 
 FALLBACK_COMMANDS = (
-    "hindsight", "hindsight:init", "hindsight:session", "hindsight:mode", "hindsight:next-opt-out",
-    "hindsight:retain", "hindsight:tag", "hindsight:last-recall", "hindsight:recall-cleanup", "hindsight:queue",
-    "hindsight:flush", "hindsight:doctor", "hindsight:route", "hindsight:import", "hindsight:import-current",
-    "hindsight:import-file", "hindsight:import-project-sessions",
+    "hindsight",
+    "hindsight:init",
+    "hindsight:session",
+    "hindsight:mode",
+    "hindsight:next-opt-out",
+    "hindsight:retain",
+    "hindsight:tag",
+    "hindsight:last-recall",
+    "hindsight:recall-cleanup",
+    "hindsight:queue",
+    "hindsight:flush",
+    "hindsight:doctor",
+    "hindsight:route",
+    "hindsight:import",
+    "hindsight:import-current",
+    "hindsight:import-file",
+    "hindsight:import-project-sessions",
 )
 """Only used when the catalog cannot be loaded, so ``--help`` still lists the commands."""
 
@@ -63,7 +76,7 @@ def cli_name(command_name: str) -> str | None:
     if command_name == STATUS_COMMAND:
         return "status"
     if command_name.startswith(COMMAND_PREFIX) and len(command_name) > len(COMMAND_PREFIX):
-        return command_name[len(COMMAND_PREFIX):]
+        return command_name[len(COMMAND_PREFIX) :]
     return None
 
 
@@ -81,8 +94,10 @@ def load_catalog() -> dict[str, Command]:
         found = {}
     if found:
         return found
-    return {name: Command(name, f"/{name}", lambda a, c: CommandResult("unavailable", "error")) for name in
-            FALLBACK_COMMANDS}
+    return {
+        name: Command(name, f"/{name}", lambda a, c: CommandResult("unavailable", "error"))
+        for name in FALLBACK_COMMANDS
+    }
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -149,8 +164,14 @@ def _emit_command(result: CommandResult, as_json: bool) -> int:
 
 def _emit_tool(result: ToolResult, as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"text": result.text, "content": result.content, "details": result.details},
-                         indent=2, ensure_ascii=False, default=str))
+        print(
+            json.dumps(
+                {"text": result.text, "content": result.content, "details": result.details},
+                indent=2,
+                ensure_ascii=False,
+                default=str,
+            )
+        )
     elif result.is_error:
         print(result.text, file=sys.stderr)
     else:
@@ -177,13 +198,18 @@ def _dest(flag: str) -> str:
     return "flag_" + flag.lstrip("-").replace("-", "_")
 
 
-def _pass_through(command: Command) -> tuple[Callable[[argparse.ArgumentParser], None],
-                                             Callable[[argparse.Namespace], int]]:
+def _pass_through(
+    command: Command,
+) -> tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
     flags = usage_flags(command.usage)
 
     def add_args(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("args", nargs="*", metavar="ARG", help="the command's arguments (use -- before words "
-                            "that start with a dash)")
+        parser.add_argument(
+            "args",
+            nargs="*",
+            metavar="ARG",
+            help="the command's arguments (use -- before words that start with a dash)",
+        )
         for flag in flags:
             if flag not in _COMMON_FLAGS:
                 parser.add_argument(flag, dest=_dest(flag), action="store_true", help=f"the command's {flag}")
@@ -232,16 +258,24 @@ def _add_recall(parser: argparse.ArgumentParser) -> None:
 
 def _run_recall(ns: argparse.Namespace) -> int:
     args: dict[str, Any] = {"query": _words(ns), "bank": ns.bank}
-    for key, value in (("budget", ns.budget), ("max_tokens", ns.max_tokens), ("tags", ns.tag),
-                       ("tags_match", ns.tags_match)):
+    for key, value in (
+        ("budget", ns.budget),
+        ("max_tokens", ns.max_tokens),
+        ("tags", ns.tag),
+        ("tags_match", ns.tags_match),
+    ):
         if value is not None:
             args[key] = value
     return run_tool(ns, "hindsight_recall", args)
 
 
 def _add_retain(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("words", nargs="+", metavar="TEXT", help="the memory to store, or on|off to switch "
-                        "automatic retain for the session (/hindsight:retain)")
+    parser.add_argument(
+        "words",
+        nargs="+",
+        metavar="TEXT",
+        help="the memory to store, or on|off to switch automatic retain for the session (/hindsight:retain)",
+    )
     parser.add_argument("--memory", action="store_true", help="store the words as a memory even if they are on/off")
     parser.add_argument("--context", default=None, help="provenance for the memory")
     parser.add_argument("--bank", choices=["project", "user"], default="project")
@@ -278,19 +312,28 @@ def _run_reflect(ns: argparse.Namespace) -> int:
 
 # -- chat and demo ---------------------------------------------------------------------------------
 def _add_chat(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="echo", help="'echo' (offline, the default) or an OpenAI-compatible "
-                        "model name")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible API base (default: $OPENAI_BASE_URL, "
-                        "else https://api.openai.com/v1)")
-    parser.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY; prefer the env var: "
-                        "arguments are visible to other users)")
+    parser.add_argument(
+        "--model", default="echo", help="'echo' (offline, the default) or an OpenAI-compatible model name"
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="OpenAI-compatible API base (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help="API key (default: $OPENAI_API_KEY; prefer the env var: arguments are visible to other users)",
+    )
     parser.add_argument("--max-tool-rounds", type=int, default=8, help="tool-call rounds per run (default 8)")
     parser.set_defaults(host_name="chat")
     host_name = parser._option_string_actions.get("--host-name")
     if host_name is not None:
         host_name.help = "host name used in tags (default: chat)"
-    parser.epilog = ("--session-file: resumed when it holds a session, created otherwise "
-                     "(default: a new file under <cwd>/.hindsight/sessions/)")
+    parser.epilog = (
+        "--session-file: resumed when it holds a session, created otherwise "
+        "(default: a new file under <cwd>/.hindsight/sessions/)"
+    )
 
 
 def _run_chat(ns: argparse.Namespace) -> int:
@@ -321,7 +364,8 @@ def _run_demo(ns: argparse.Namespace) -> int:
 register("chat", "the reference interactive host (offline echo model by default)", _add_chat, _run_chat)
 register("demo", "two sessions on the embedded store: memory retained, then recalled", _add_demo, _run_demo)
 register("recall", "search memory (the hindsight_recall tool)", _add_recall, _run_recall)
-register("retain", "store a memory (hindsight_retain), or `retain on|off` (/hindsight:retain)", _add_retain,
-         _run_retain)
+register(
+    "retain", "store a memory (hindsight_retain), or `retain on|off` (/hindsight:retain)", _add_retain, _run_retain
+)
 register("reflect", "ask memory a question (the hindsight_reflect tool)", _add_reflect, _run_reflect)
 register_slash_commands(load_catalog())

@@ -148,9 +148,7 @@ class ToolFilter(_Section):
 class RetainToolFilterConfig(_Section):
     tool_call: ToolFilter = Field(default_factory=lambda: ToolFilter(exclude=list(DEFAULT_TOOL_EXCLUDE)))
     tool_result: ToolFilter = Field(
-        default_factory=lambda: ToolFilter(
-            exclude=[*DEFAULT_TOOL_EXCLUDE, "read", "grep", "find", "find_files", "ls"]
-        )
+        default_factory=lambda: ToolFilter(exclude=[*DEFAULT_TOOL_EXCLUDE, "read", "grep", "find", "find_files", "ls"])
     )
 
 

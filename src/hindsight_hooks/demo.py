@@ -83,7 +83,7 @@ def run_demo(folder: Path | None = None, out: TextIO | None = None) -> int:
     _say(out, "== try next")
     for line in (
         f"cd {root}",
-        "hindsight-hooks recall \"cache store\"",
+        'hindsight-hooks recall "cache store"',
         "hindsight-hooks queue --jobs",
         "hindsight-hooks mode read-only",
         "hindsight-hooks doctor",

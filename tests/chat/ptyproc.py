@@ -59,7 +59,7 @@ class PtyProcess:
             m = rx.search(self.buffer)
             if m:
                 seen = self.buffer[: m.end()]
-                self.buffer = self.buffer[m.end():]
+                self.buffer = self.buffer[m.end() :]
                 return seen
             left = deadline - time.monotonic()
             if left <= 0 or not self._pump(min(left, 0.5)):

@@ -27,8 +27,11 @@ def completion(content: str | None = None, calls: list[tuple[str, str, Any]] | N
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
-            {"id": cid, "type": "function",
-             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
             for cid, name, args in calls
         ]
     return {
@@ -62,19 +65,23 @@ def model_for(api: Any) -> OpenAICompatibleModel:
 
 @pytest.fixture
 def host(project: Path, isolated_env: dict[str, str]) -> Host:
-    return Host(project, session_file=project / ".hindsight" / "sessions" / "t.jsonl", host_name="chat",
-                ui=RecordingUI())
+    return Host(
+        project, session_file=project / ".hindsight" / "sessions" / "t.jsonl", host_name="chat", ui=RecordingUI()
+    )
 
 
 def test_recall_tool_round_trip_through_the_real_plugin(host: Host) -> None:
     host.start()
-    stored = host.call_tool("hindsight_retain", {"items": [
-        {"content": "The team decided the response cache lives in SQLite, not Redis."}]})
+    stored = host.call_tool(
+        "hindsight_retain", {"items": [{"content": "The team decided the response cache lives in SQLite, not Redis."}]}
+    )
     assert not stored.is_error, stored.text
-    api = FakeAPI([
-        completion(calls=[("call_1", "hindsight_recall", {"query": "response cache SQLite"})]),
-        completion("You chose SQLite for the response cache."),
-    ])
+    api = FakeAPI(
+        [
+            completion(calls=[("call_1", "hindsight_recall", {"query": "response cache SQLite"})]),
+            completion("You chose SQLite for the response cache."),
+        ]
+    )
     transcript: list[Message] = []
     runner = AgentRunner(host, model_for(api), transcript)
     outcome = runner.run("Which cache store did we pick?")
@@ -98,11 +105,18 @@ def test_recall_tool_round_trip_through_the_real_plugin(host: Host) -> None:
 
 
 def test_bad_tool_arguments_are_answered_with_an_error_not_run(host: Host) -> None:
-    api = FakeAPI([
-        completion(calls=[("c1", "hindsight_recall", "{not json"), ("c2", "no_such_tool", {"x": 1}),
-                          ("c3", "hindsight_recall", {"wrong": "field"})]),
-        completion("ok"),
-    ])
+    api = FakeAPI(
+        [
+            completion(
+                calls=[
+                    ("c1", "hindsight_recall", "{not json"),
+                    ("c2", "no_such_tool", {"x": 1}),
+                    ("c3", "hindsight_recall", {"wrong": "field"}),
+                ]
+            ),
+            completion("ok"),
+        ]
+    )
     transcript: list[Message] = []
     AgentRunner(host, model_for(api), transcript).run("go")
     results = {m["toolCallId"]: m for m in transcript if m["role"] == "toolResult"}
@@ -181,8 +195,12 @@ class InjectingPlugin:
 
     @hookimpl
     def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
-        note: Message = {"role": "user", "customType": "test-note", "content": "<note>remember the cache</note>",
-                         "timestamp": 1}
+        note: Message = {
+            "role": "user",
+            "customType": "test-note",
+            "content": "<note>remember the cache</note>",
+            "timestamp": 1,
+        }
         return [*messages[:-1], note, messages[-1]]
 
 
@@ -218,13 +236,26 @@ def test_make_model_picks_echo_or_openai() -> None:
 
 def test_wire_mapping_round_trip() -> None:
     messages: list[Message] = [
-        {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "AAA",
-                                                                         "mimeType": "image/jpeg"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "AAA", "mimeType": "image/jpeg"}],
+        },
         {"role": "user", "customType": "hindsight-recall", "content": "<hindsight-memory>x</hindsight-memory>"},
-        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"},
-                                          {"type": "toolCall", "id": "t1", "name": "f", "arguments": {"q": 1}}]},
-        {"role": "toolResult", "toolCallId": "t1", "toolName": "f", "content": [{"type": "text", "text": "r"}],
-         "isError": False},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "a"},
+                {"type": "toolCall", "id": "t1", "name": "f", "arguments": {"q": 1}},
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "t1",
+            "toolName": "f",
+            "content": [{"type": "text", "text": "r"}],
+            "isError": False,
+        },
         {"role": "assistant", "content": [], "stopReason": "aborted"},
         {"role": "bashExecution", "command": "ls"},
     ]
@@ -232,14 +263,15 @@ def test_wire_mapping_round_trip() -> None:
     assert wire[0] == {"role": "system", "content": "sys"}
     assert wire[1]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAA"}}
     assert wire[2] == {"role": "user", "content": "<hindsight-memory>x</hindsight-memory>"}
-    assert wire[3]["content"] == "a" and wire[3]["tool_calls"][0]["function"] == {"name": "f",
-                                                                                 "arguments": '{"q": 1}'}
+    assert wire[3]["content"] == "a" and wire[3]["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"q": 1}'}
     assert wire[4] == {"role": "tool", "tool_call_id": "t1", "content": "r"}
     assert len(wire) == 5  # the empty aborted reply and the unknown role are not sent
 
     back = from_openai(completion("hi", [("t9", "f", {"a": "b"})]), "m")
     assert back["stopReason"] == "toolUse"
-    assert back["content"] == [{"type": "text", "text": "hi"},
-                               {"type": "toolCall", "id": "t9", "name": "f", "arguments": {"a": "b"}}]
+    assert back["content"] == [
+        {"type": "text", "text": "hi"},
+        {"type": "toolCall", "id": "t9", "name": "f", "arguments": {"a": "b"}},
+    ]
     with pytest.raises(ValueError):
         from_openai({"choices": []}, "m")

@@ -22,8 +22,11 @@ def test_completer_completes_command_names_and_arguments(project: Path, isolated
     assert c.matches("plain text") == []
     assert c.matches("/nope ") == []
     # the readline protocol: state 0, 1, … then None
-    assert [c("/hindsight:queue --j", i) for i in range(3)] == ["/hindsight:queue --jobs",
-                                                               "/hindsight:queue --json", None]
+    assert [c("/hindsight:queue --j", i) for i in range(3)] == [
+        "/hindsight:queue --jobs",
+        "/hindsight:queue --json",
+        None,
+    ]
 
 
 def test_select_asks_with_numbers_and_accepts_names() -> None:

@@ -65,8 +65,9 @@ def make_loop(project: Path, read: Callable[[str], str], log: HookLog) -> tuple[
 
 def test_hooks_fire_in_host_order_and_commands_print_results(project: Path, isolated_env: dict[str, str]) -> None:
     log = HookLog()
-    read = scripted("first", "  ", "/hindsight:mode read-only", "/hindsight:nope", "/help", "second", "/quit",
-                    "never read")
+    read = scripted(
+        "first", "  ", "/hindsight:mode read-only", "/hindsight:nope", "/help", "second", "/quit", "never read"
+    )
     loop, out, session = make_loop(project, read, log)
     assert loop.run() == 0
     assert log.calls == ["session_start", "context:1", "agent_end:2", "context:3", "agent_end:4", "shutdown"]

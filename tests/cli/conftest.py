@@ -17,11 +17,20 @@ class Cli:
         self.env = clean_env(tmp)
         self.cwd = cwd
 
-    def __call__(self, *args: str, cwd: Path | None = None, stdin: str | None = None,
-                 timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         assert SCRIPT.exists(), f"console script missing: {SCRIPT} (run .venv/bin/pip install -e .)"
-        return subprocess.run([str(SCRIPT), *args], cwd=cwd or self.cwd, env=self.env, input=stdin or "",
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            [str(SCRIPT), *args],
+            cwd=cwd or self.cwd,
+            env=self.env,
+            input=stdin or "",
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
 
 @pytest.fixture

@@ -39,7 +39,10 @@ def test_every_catalog_command_is_a_subcommand(tmp_path: Path) -> None:
     assert cli_name("hindsight") == "status" and cli_name("hindsight:import-file") == "import-file"
     assert cli_name("other:thing") is None
     assert usage_flags("/hindsight:import [--dry-run|--preview] [--all-leaves]") == [
-        "--dry-run", "--preview", "--all-leaves"]
+        "--dry-run",
+        "--preview",
+        "--all-leaves",
+    ]
 
 
 def test_mode_then_session_in_separate_processes(cli: Cli) -> None:

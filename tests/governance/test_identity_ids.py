@@ -162,8 +162,12 @@ def test_resolve_identity(tmp_path: Path) -> None:
     assert idt.base_tags(["t"])[:2] == ["source:pi-agent", "harness:pi-agent"]
     values = idt.observation_values("bank-x")
     assert values == {
-        "repoKey": idt.repo_key, "sessionId": idt.sid, "cwdHash": h(str(idt.cwd), 12),
-        "projectBankId": idt.project_bank_id, "bankId": "bank-x", "hostName": "pi-agent",
+        "repoKey": idt.repo_key,
+        "sessionId": idt.sid,
+        "cwdHash": h(str(idt.cwd), 12),
+        "projectBankId": idt.project_bank_id,
+        "bankId": "bank-x",
+        "hostName": "pi-agent",
     }
 
 
@@ -177,8 +181,9 @@ def test_bank_spec_missions() -> None:
     user = ident.bank_spec(cfg, "user")
     assert user.retain_mission.endswith("unless they generalize across projects.")
     assert user.reflect_mission.endswith("stable assistant behavior guidance.")
-    cfg.banks.project = BankConfig(retain_mission="Mine.", retain_extraction_mode="verbatim",
-                                   retain_structured_chunk_size=500)
+    cfg.banks.project = BankConfig(
+        retain_mission="Mine.", retain_extraction_mode="verbatim", retain_structured_chunk_size=500
+    )
     cfg.observations.enabled = False
     spec = ident.bank_spec(cfg, "project")
     assert spec.retain_mission == "Mine."

@@ -20,12 +20,21 @@ def git(*args: str, cwd: Path) -> str:
     assert GIT is not None, "git is required for these tests"
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com", GIT_CONFIG_NOSYSTEM="1", HOME=str(cwd),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(cwd),
     )
     proc = subprocess.run(
         [GIT, "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout

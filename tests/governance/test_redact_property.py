@@ -32,7 +32,7 @@ CODE_SNIPPETS = [
     "if a == b and c != d:",
     "https://example.com/path?x=1&y=2",
     "x = {'k': v for k, v in d.items()}",
-    "\\n\\t\\\"",
+    '\\n\\t\\"',
     "-- ; // /* */ # ",
     "SELECT * FROM t WHERE a = 'b';",
     "key: value\n",
@@ -79,9 +79,29 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
     kind = draw(
         st.sampled_from(
             [
-                "openai", "anthropic", "github", "github_pat", "aws", "slack", "google", "stripe", "jwt",
-                "bearer", "pem", "userinfo", "query", "env", "yaml", "assign_quoted", "json", "py_dict",
-                "cli", "basic", "cookie", "kwarg", "header",
+                "openai",
+                "anthropic",
+                "github",
+                "github_pat",
+                "aws",
+                "slack",
+                "google",
+                "stripe",
+                "jwt",
+                "bearer",
+                "pem",
+                "userinfo",
+                "query",
+                "env",
+                "yaml",
+                "assign_quoted",
+                "json",
+                "py_dict",
+                "cli",
+                "basic",
+                "cookie",
+                "kwarg",
+                "header",
             ]
         )
     )

@@ -27,23 +27,28 @@ REDACTED_CASES = [
     ("xoxb-123456789012-abcdefghijkl and xoxp-1-2-3-abcdef", "[REDACTED_SLACK_TOKEN] and [REDACTED_SLACK_TOKEN]"),
     ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED_GOOGLE_KEY]"),
     ("sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_live_abcdefghijk12", "[REDACTED_STRIPE_KEY] [REDACTED_STRIPE_KEY]"),
-    ("glpat-abcdefghij0123456789 npm_abcdefghijklmnopqrstuvwxyz0123456789",
-     "[REDACTED_GITLAB_TOKEN] [REDACTED_NPM_TOKEN]"),
-    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end",
-     "jwt [REDACTED_JWT] end"),
-    ("a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nabc+/=\n-----END RSA PRIVATE KEY-----\nb",
-     "a\n[REDACTED_PRIVATE_KEY]\nb"),
+    (
+        "glpat-abcdefghij0123456789 npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "[REDACTED_GITLAB_TOKEN] [REDACTED_NPM_TOKEN]",
+    ),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end",
+        "jwt [REDACTED_JWT] end",
+    ),
+    (
+        "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nabc+/=\n-----END RSA PRIVATE KEY-----\nb",
+        "a\n[REDACTED_PRIVATE_KEY]\nb",
+    ),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nbm9uZQ (cut)", "[REDACTED_PRIVATE_KEY](cut)"),
     ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nabc\n-----END PGP PRIVATE KEY BLOCK-----", "[REDACTED_PRIVATE_KEY]"),
     ("export DB_PASSWORD=hunter2", "export DB_PASSWORD=[REDACTED]"),
     ("GITHUB_TOKEN=abc123 make", "GITHUB_TOKEN=[REDACTED] make"),
-    ("API_KEY=\"abc123def456\"", "API_KEY=\"[REDACTED]\""),
+    ('API_KEY="abc123def456"', 'API_KEY="[REDACTED]"'),
     ("password: hunter2", "password: [REDACTED]"),
     ("password: sekrit", "password: [REDACTED]"),
     ("client_secret = 'xK9mQ2vL8pR4'", "client_secret = '[REDACTED]'"),
     ("X-Api-Key: 0123456789abcdef", "X-Api-Key: [REDACTED]"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "aws_secret_access_key = [REDACTED]"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"),
     ('{"token": "abc123", "n": 1}', '{"token": "[REDACTED]", "n": 1}'),
     ('{"access_token":"abc123XYZ","token_type":"bearer"}', '{"access_token":"[REDACTED]","token_type":"bearer"}'),
     ("cfg = {'password': 'p@ss w0rd!'}", "cfg = {'password': '[REDACTED]'}"),
@@ -51,17 +56,21 @@ REDACTED_CASES = [
     ("mysql --password hunter2x -u root", "mysql --password [REDACTED] -u root"),
     ("tool --api-key=abc123def --v", "tool --api-key=[REDACTED] --v"),
     ("user=app password=s3cr3t host=db", "user=app password=[REDACTED] host=db"),
-    ('Authorization: Basic dXNlcjpwYXNzd29yZA==', 'Authorization: Basic [REDACTED]'),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED]"),
     ("Cookie: session=abc123; csrftoken=xyz", "Cookie: [REDACTED]"),
     ('Cookie: a="xyz123"; b=c', "Cookie: [REDACTED]"),
-    ('Authorization: Digest username="Mufasa", response="6629fae49393a05397450978507c4ef1"',
-     "Authorization: Digest [REDACTED]"),
+    (
+        'Authorization: Digest username="Mufasa", response="6629fae49393a05397450978507c4ef1"',
+        "Authorization: Digest [REDACTED]",
+    ),
     ("set-cookie: id=a3fWa; Expires=Thu, 21 Oct 2021 07:28:00 GMT; Secure", "set-cookie: [REDACTED]"),
     ("postgres://admin:hunter2@db.example.com:5432/app", "postgres://[REDACTED]@db.example.com:5432/app"),
     ("https://x-access-token:ghs_abc@github.com/o/r", "https://[REDACTED]@github.com/o/r"),
     ("https://u:p@ss@host/x", "https://[REDACTED]@host/x"),
-    ("GET /v1?api_key=abc123XYZ&x=1&signature=deadbeef99&auth=zz",
-     "GET /v1?api_key=[REDACTED]&x=1&signature=[REDACTED]&auth=[REDACTED]"),
+    (
+        "GET /v1?api_key=abc123XYZ&x=1&signature=deadbeef99&auth=zz",
+        "GET /v1?api_key=[REDACTED]&x=1&signature=[REDACTED]&auth=[REDACTED]",
+    ),
 ]
 
 
@@ -182,11 +191,36 @@ def test_empty_and_plain() -> None:
 # -- false positives on ordinary code ------------------------------------------------------------------
 
 STDLIB_MODULES = [
-    "urllib/request.py", "urllib/parse.py", "http/client.py", "http/cookiejar.py", "ftplib.py", "smtplib.py",
-    "imaplib.py", "poplib.py", "netrc.py", "getpass.py", "hmac.py", "secrets.py", "tokenize.py", "shlex.py",
-    "argparse.py", "json/encoder.py", "json/decoder.py", "pathlib.py", "shutil.py", "subprocess.py",
-    "textwrap.py", "email/utils.py", "ssl.py", "xmlrpc/client.py", "logging/handlers.py", "typing.py",
-    "dataclasses.py", "inspect.py", "ast.py", "configparser.py",
+    "urllib/request.py",
+    "urllib/parse.py",
+    "http/client.py",
+    "http/cookiejar.py",
+    "ftplib.py",
+    "smtplib.py",
+    "imaplib.py",
+    "poplib.py",
+    "netrc.py",
+    "getpass.py",
+    "hmac.py",
+    "secrets.py",
+    "tokenize.py",
+    "shlex.py",
+    "argparse.py",
+    "json/encoder.py",
+    "json/decoder.py",
+    "pathlib.py",
+    "shutil.py",
+    "subprocess.py",
+    "textwrap.py",
+    "email/utils.py",
+    "ssl.py",
+    "xmlrpc/client.py",
+    "logging/handlers.py",
+    "typing.py",
+    "dataclasses.py",
+    "inspect.py",
+    "ast.py",
+    "configparser.py",
 ]
 SRC = Path(__file__).resolve().parents[2] / "src" / "hindsight_hooks"
 
@@ -211,8 +245,10 @@ def test_false_positive_rate_on_ordinary_code() -> None:
                 if len(examples) < 10:
                     examples.append(f"{Path(name).name}: {line.strip()[:100]}")
     rate = changed / lines
-    print(f"\nredaction false positives: {changed}/{lines} lines = {rate:.4%} "
-          f"({len(corpus)} files, {time.perf_counter() - started:.1f}s)")
+    print(
+        f"\nredaction false positives: {changed}/{lines} lines = {rate:.4%} "
+        f"({len(corpus)} files, {time.perf_counter() - started:.1f}s)"
+    )
     for ex in examples:
         print("  ", ex)
     assert lines > 30000

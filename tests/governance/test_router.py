@@ -24,8 +24,12 @@ def decide(
     [
         ("I always use tabs.", "global", 0.85, ["preference"]),
         ("My nickname is Sam, pronouns they/them.", "global", 0.85, ["identity"]),
-        ("My workflow: one commit per change across projects.", "both", 0.65,
-         ["cross-project workflow/style", "project delivery"]),
+        (
+            "My workflow: one commit per change across projects.",
+            "both",
+            0.65,
+            ["cross-project workflow/style", "project delivery"],
+        ),
         ("Fixed the bug in the config module.", "project", 0.8, ["project implementation"]),
         ("Opened a PR for the API change.", "project", 0.8, ["project delivery"]),
         ("I prefer the repo to keep one module per concern.", "both", 0.65, ["preference", "project implementation"]),
@@ -126,8 +130,19 @@ def test_decision_shape_and_route_from_config() -> None:
     cfg = Config()
     cfg.banks.project = BankConfig(retain_mission="Keep kubernetes deployment notes")
     d = r.route("kubernetes deployment pods restarted", None, cfg, project_bank="P", user_bank=None)
-    assert list(d) == ["route", "confidence", "signals", "matched_signals", "reason", "mode", "writes", "targets",
-                       "safety_notes", "project_mission", "global_mission"]
+    assert list(d) == [
+        "route",
+        "confidence",
+        "signals",
+        "matched_signals",
+        "reason",
+        "mode",
+        "writes",
+        "targets",
+        "safety_notes",
+        "project_mission",
+        "global_mission",
+    ]
     assert d["mode"] == "explicit-only" and d["writes"] == []
     assert d["matched_signals"] == ["project mission:kubernetes/deployment"]
     assert d["project_mission"] == "Keep kubernetes deployment notes"

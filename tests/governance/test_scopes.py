@@ -84,7 +84,12 @@ def test_compose_never_mutates_its_inputs() -> None:
 
 
 VALUES = {
-    "repoKey": "r-1", "sessionId": "s1", "cwdHash": "c1", "projectBankId": "pb", "bankId": "ub", "hostName": "pi",
+    "repoKey": "r-1",
+    "sessionId": "s1",
+    "cwdHash": "c1",
+    "projectBankId": "pb",
+    "bankId": "ub",
+    "hostName": "pi",
 }
 
 

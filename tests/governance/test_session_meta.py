@@ -43,8 +43,13 @@ def write_raw(store: SessionMetaStore, data: bytes | str | Any) -> None:
 
 
 GOOD = {
-    "retained": True, "recall_mode": "normal", "retain_mode": "off", "next_retain_mode": "off",
-    "mode": "read-only", "tags": ["team:x"], "created_at": "2024-01-01T00:00:00.000Z",
+    "retained": True,
+    "recall_mode": "normal",
+    "retain_mode": "off",
+    "next_retain_mode": "off",
+    "mode": "read-only",
+    "tags": ["team:x"],
+    "created_at": "2024-01-01T00:00:00.000Z",
     "updated_at": "2024-01-02T00:00:00.000Z",
 }
 
@@ -63,8 +68,9 @@ def test_good_file_round_trips(store: SessionMetaStore) -> None:
     write_raw(store, GOOD)
     read = store.read()
     assert not read.failed_closed
-    assert read.record == SessionMeta(True, "normal", "off", "off", "read-only", ("team:x",),
-                                      "2024-01-01T00:00:00.000Z", "2024-01-02T00:00:00.000Z")
+    assert read.record == SessionMeta(
+        True, "normal", "off", "off", "read-only", ("team:x",), "2024-01-01T00:00:00.000Z", "2024-01-02T00:00:00.000Z"
+    )
 
 
 def test_missing_next_retain_mode_is_normal_and_extra_keys_are_ignored(store: SessionMetaStore) -> None:
@@ -81,7 +87,7 @@ CORRUPT: list[tuple[str, bytes | str | Any]] = [
     ("empty file", b""),
     ("not utf-8", b"\xff\xfe\x00garbage"),
     ("array", [GOOD]),
-    ("string", "\"normal\""),
+    ("string", '"normal"'),
     ("unknown mode enum", {**GOOD, "mode": "bogus"}),
     ("reserved mode", {**GOOD, "mode": "tools-only"}),
     ("unknown recall enum", {**GOOD, "recall_mode": "maybe"}),
@@ -140,8 +146,16 @@ def test_setter_writes_atomically_with_private_modes(store: SessionMetaStore) ->
     assert (store.meta_dir.parent / ".gitignore").read_text() == "*\n!.gitignore\n!config.toml\n"
     assert [p.name for p in store.meta_dir.iterdir()] == [f"{SID}.json"]  # no temp files left
     data = json.loads(store.path.read_text())
-    assert list(data) == ["retained", "recall_mode", "retain_mode", "next_retain_mode", "mode", "tags",
-                          "created_at", "updated_at"]
+    assert list(data) == [
+        "retained",
+        "recall_mode",
+        "retain_mode",
+        "next_retain_mode",
+        "mode",
+        "tags",
+        "created_at",
+        "updated_at",
+    ]
     assert data["updated_at"].endswith("Z") and len(data["updated_at"]) == 24
     assert store.read().record == rec
 
@@ -227,8 +241,9 @@ RETAIN_OFF = replace(DEFAULT_META, retained=False, retain_mode="off")
         ),
     ],
 )
-def test_setter_matrix(store: SessionMetaStore, start: SessionMeta, steps: list[tuple[str, Any]],
-                       expected: SessionMeta) -> None:
+def test_setter_matrix(
+    store: SessionMetaStore, start: SessionMeta, steps: list[tuple[str, Any]], expected: SessionMeta
+) -> None:
     write_raw(store, start.to_json())
     for op, arg in steps:
         if op == "mode":
@@ -344,7 +359,10 @@ OPS = st.one_of(
 
 
 PURE_SETTERS: dict[str, Callable[[SessionMeta, Any], SessionMeta]] = {
-    "mode": sm.apply_mode, "retain": sm.apply_retain, "add": sm.apply_add_tag, "remove": sm.apply_remove_tag,
+    "mode": sm.apply_mode,
+    "retain": sm.apply_retain,
+    "add": sm.apply_add_tag,
+    "remove": sm.apply_remove_tag,
 }
 
 

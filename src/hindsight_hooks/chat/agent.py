@@ -38,8 +38,9 @@ class RunOutcome:
     hit_round_limit: bool = False
 
 
-def tool_result_message(call_id: str, name: str, content: list[dict[str, Any]], details: dict[str, Any],
-                        is_error: bool) -> Message:
+def tool_result_message(
+    call_id: str, name: str, content: list[dict[str, Any]], details: dict[str, Any], is_error: bool
+) -> Message:
     return {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -52,8 +53,13 @@ def tool_result_message(call_id: str, name: str, content: list[dict[str, Any]], 
 
 
 def _error_result(call: dict[str, Any], text: str) -> Message:
-    return tool_result_message(str(call.get("id", "")), str(call.get("name", "")),
-                               [{"type": "text", "text": f"Error: {text}"}], {"error": {"message": text}}, True)
+    return tool_result_message(
+        str(call.get("id", "")),
+        str(call.get("name", "")),
+        [{"type": "text", "text": f"Error: {text}"}],
+        {"error": {"message": text}},
+        True,
+    )
 
 
 def tool_calls_of(msg: Message) -> list[dict[str, Any]]:
@@ -162,4 +168,3 @@ class AgentRunner:
     def _abort(self, outcome: RunOutcome) -> None:
         outcome.aborted = True
         self._add(outcome, aborted_message(self.model.name))
-

@@ -38,8 +38,6 @@ def _preview(text: str, limit: int = _PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-
-
 class ChatLoop:
     """The REPL. ``read_line`` defaults to ``input`` (readline-enabled on a terminal)."""
 
@@ -62,8 +60,9 @@ class ChatLoop:
         self.transcript: list[Message] = transcript if transcript is not None else []
         self._out = out
         self._read_line = read_line or input
-        self.runner = AgentRunner(host, model, self.transcript, on_message=self._on_message,
-                                  max_tool_rounds=max_tool_rounds)
+        self.runner = AgentRunner(
+            host, model, self.transcript, on_message=self._on_message, max_tool_rounds=max_tool_rounds
+        )
         self._cancel = threading.Event()
         ui.cancel = self._cancel
 

@@ -57,12 +57,16 @@ def to_openai(messages: list[Message], system_prompt: str | None = None) -> list
             for part in msg.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "toolCall":
                     args = part.get("arguments")
-                    calls.append({
-                        "id": str(part.get("id", "")),
-                        "type": "function",
-                        "function": {"name": str(part.get("name", "")),
-                                     "arguments": json.dumps(args if args is not None else {}, ensure_ascii=False)},
-                    })
+                    calls.append(
+                        {
+                            "id": str(part.get("id", "")),
+                            "type": "function",
+                            "function": {
+                                "name": str(part.get("name", "")),
+                                "arguments": json.dumps(args if args is not None else {}, ensure_ascii=False),
+                            },
+                        }
+                    )
             if not text and not calls:
                 continue
             wire: dict[str, Any] = {"role": "assistant", "content": text or None}
@@ -70,11 +74,13 @@ def to_openai(messages: list[Message], system_prompt: str | None = None) -> list
                 wire["tool_calls"] = calls
             out.append(wire)
         elif role == "toolResult":
-            out.append({
-                "role": "tool",
-                "tool_call_id": str(msg.get("toolCallId", "")),
-                "content": _text_of(msg.get("content")) or ("(error)" if msg.get("isError") else "(empty)"),
-            })
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(msg.get("toolCallId", "")),
+                    "content": _text_of(msg.get("content")) or ("(error)" if msg.get("isError") else "(empty)"),
+                }
+            )
     return out
 
 
@@ -119,12 +125,14 @@ def from_openai(body: dict[str, Any], model: str) -> Message:
             continue
         raw_fn = call.get("function")
         fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
-        content.append({
-            "type": "toolCall",
-            "id": str(call.get("id") or f"call_{i}"),
-            "name": str(fn.get("name", "")),
-            "arguments": _parse_arguments(fn.get("arguments")),
-        })
+        content.append(
+            {
+                "type": "toolCall",
+                "id": str(call.get("id") or f"call_{i}"),
+                "name": str(fn.get("name", "")),
+                "arguments": _parse_arguments(fn.get("arguments")),
+            }
+        )
     has_calls = any(p["type"] == "toolCall" for p in content)
     finish = choice.get("finish_reason")
     stop = "toolUse" if has_calls else _STOP_REASONS.get(str(finish), "stop")

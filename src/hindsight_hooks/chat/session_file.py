@@ -135,8 +135,13 @@ class SessionFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         session_id = str(uuid.uuid4())
         fd = open_private_append(path)
-        header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "timestamp": iso_now(),
-                  "cwd": str(Path(cwd).absolute())}
+        header = {
+            "type": "session",
+            "version": SESSION_VERSION,
+            "id": session_id,
+            "timestamp": iso_now(),
+            "cwd": str(Path(cwd).absolute()),
+        }
         os.write(fd, _line(header))
         return cls(path, fd, session_id, None, set())
 

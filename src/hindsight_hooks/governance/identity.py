@@ -69,7 +69,12 @@ _root_lock = threading.Lock()
 # Variables that would make git answer about some other repository than the one at ``cwd``
 # (a host running inside a git hook exports them). The root must depend on cwd alone.
 _GIT_ENV_DROP = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
 )
 
 

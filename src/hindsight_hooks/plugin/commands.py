@@ -12,12 +12,12 @@ import shutil
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..governance.redact import redact_error, redact_text
 from ..hooks import Command, CommandResult, HostContext
+from ..hooks.catalog import Level
 from .runtime import SessionRuntime
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
@@ -47,26 +47,65 @@ def _wrap(runtime_for: RuntimeFor, handler: Handler, usage: str) -> Callable[[st
 def build_commands(runtime_for: RuntimeFor) -> list[Command]:
     specs: list[tuple[str, str, Handler, str, Callable[[str], list[str]] | None]] = [
         ("hindsight", "Memory status report", cmd_status, "/hindsight", None),
-        ("hindsight:init", "Write .hindsight/config.toml for this project", cmd_init, "/hindsight:init [--force]",
-         _opts(["--force"])),
-        ("hindsight:session", "This session's memory mode, recall, retain and tags", cmd_session,
-         "/hindsight:session", None),
-        ("hindsight:mode", "Set the session mode", cmd_mode, "/hindsight:mode normal|read-only|ignored",
-         _opts(MODES)),
-        ("hindsight:next-opt-out", "Skip automatic retain for the next run only", cmd_next_opt_out,
-         "/hindsight:next-opt-out", None),
-        ("hindsight:retain", "Turn automatic retain on or off for this session", cmd_retain,
-         "/hindsight:retain on|off", _opts(["on", "off"])),
+        (
+            "hindsight:init",
+            "Write .hindsight/config.toml for this project",
+            cmd_init,
+            "/hindsight:init [--force]",
+            _opts(["--force"]),
+        ),
+        (
+            "hindsight:session",
+            "This session's memory mode, recall, retain and tags",
+            cmd_session,
+            "/hindsight:session",
+            None,
+        ),
+        ("hindsight:mode", "Set the session mode", cmd_mode, "/hindsight:mode normal|read-only|ignored", _opts(MODES)),
+        (
+            "hindsight:next-opt-out",
+            "Skip automatic retain for the next run only",
+            cmd_next_opt_out,
+            "/hindsight:next-opt-out",
+            None,
+        ),
+        (
+            "hindsight:retain",
+            "Turn automatic retain on or off for this session",
+            cmd_retain,
+            "/hindsight:retain on|off",
+            _opts(["on", "off"]),
+        ),
         ("hindsight:tag", "Add or remove a session tag", cmd_tag, "/hindsight:tag add|remove <tag>", None),
-        ("hindsight:last-recall", "Show the last recall snapshot", cmd_last_recall, "/hindsight:last-recall [--json]",
-         _opts(["--json"])),
-        ("hindsight:recall-cleanup", "Find (and prune) persisted recall blocks in a session file", cmd_recall_cleanup,
-         "/hindsight:recall-cleanup [<session.jsonl>] [--prune]", _opts(["--prune"])),
-        ("hindsight:queue", "Retain queue state", cmd_queue, "/hindsight:queue [--jobs] [--json] [--requeue-dead]",
-         _opts(["--jobs", "--json", "--requeue-dead"])),
+        (
+            "hindsight:last-recall",
+            "Show the last recall snapshot",
+            cmd_last_recall,
+            "/hindsight:last-recall [--json]",
+            _opts(["--json"]),
+        ),
+        (
+            "hindsight:recall-cleanup",
+            "Find (and prune) persisted recall blocks in a session file",
+            cmd_recall_cleanup,
+            "/hindsight:recall-cleanup [<session.jsonl>] [--prune]",
+            _opts(["--prune"]),
+        ),
+        (
+            "hindsight:queue",
+            "Retain queue state",
+            cmd_queue,
+            "/hindsight:queue [--jobs] [--json] [--requeue-dead]",
+            _opts(["--jobs", "--json", "--requeue-dead"]),
+        ),
         ("hindsight:flush", "Deliver queued memory now", cmd_flush, "/hindsight:flush", None),
-        ("hindsight:doctor", "Check config, state, server, queue and store", cmd_doctor,
-         "/hindsight:doctor [--json] [--fix]", _opts(["--json", "--fix"])),
+        (
+            "hindsight:doctor",
+            "Check config, state, server, queue and store",
+            cmd_doctor,
+            "/hindsight:doctor [--json] [--fix]",
+            _opts(["--json", "--fix"]),
+        ),
         ("hindsight:route", "Dry-run the memory router on a text", cmd_route, "/hindsight:route <text>", None),
     ]
     commands: list[Command] = []
@@ -196,7 +235,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     )
     lines.append(f"user_retain: {cfg.user_retain.mode}")
     data["user_retain"] = cfg.user_retain.mode
-    level = "info"
+    level: Level = "info"
     try:
         rep = rt.queue().report()
         active, dead = rep.get("active", {}), rep.get("dead_letter", {})
@@ -217,8 +256,10 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     receipt = _last_receipt(rt)
     if receipt is not None:
         data["last_receipt"] = receipt
-        lines.append(f"last delivery: {receipt.get('created_at')} bank={receipt.get('bank_id')} "
-                     f"outcome={receipt.get('outcome') or {}}")
+        lines.append(
+            f"last delivery: {receipt.get('created_at')} bank={receipt.get('bank_id')} "
+            f"outcome={receipt.get('outcome') or {}}"
+        )
     rc = cfg.recall
     lines.append(
         f"recall: {'on' if rc.enabled else 'off'} budget={rc.budget} max_tokens={rc.max_tokens} "
@@ -257,9 +298,9 @@ def cmd_init(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     url = rt.cfg.hindsight.base_url or "http://localhost:8888"
     text = (
         "# hindsight-hooks project config (keys: see the README)\n"
-        f"# backend = \"hindsight\"\n# [hindsight]\n# base_url = \"{url}\"\n\n"
+        f'# backend = "hindsight"\n# [hindsight]\n# base_url = "{url}"\n\n'
         "[banks.project]\n"
-        f"bank_id = \"{bank}\"\n"
+        f'bank_id = "{bank}"\n'
     )
     from ..fsutil import atomic_write_text
 
@@ -308,8 +349,7 @@ def cmd_next_opt_out(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         return _usage("/hindsight:next-opt-out")
     assert rt.meta is not None
     rt.meta.set_next_opt_out()
-    return CommandResult("the next agent run skips automatic retain (next_retain=off)", "info",
-                         {"next_retain": "off"})
+    return CommandResult("the next agent run skips automatic retain (next_retain=off)", "info", {"next_retain": "off"})
 
 
 def cmd_retain(rt: SessionRuntime, argv: list[str]) -> CommandResult:
@@ -452,7 +492,7 @@ def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     )
     if report.errors:
         text += "\n" + "\n".join(f"{b}: {e}" for b, e in report.errors.items())
-    level = "warning" if (report.remaining or report.dead_lettered or report.malformed) else "info"
+    level: Level = "warning" if (report.remaining or report.dead_lettered or report.malformed) else "info"
     return CommandResult(text, level, data)
 
 
@@ -478,5 +518,3 @@ def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     for note in decision.get("safety_notes", []):
         lines.append(f"note: {note}")
     return CommandResult("\n".join(lines), "info", decision)
-
-

@@ -58,11 +58,17 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
     if loaded.error:
         checks.append(Check("config", "fail", redact_text(loaded.error), "fix the TOML syntax at the named line"))
     elif loaded.warnings:
-        checks.append(Check("config", "warn", f"{len(loaded.warnings)} warning(s): " + "; ".join(loaded.warnings),
-                            "correct or remove the named keys"))
+        checks.append(
+            Check(
+                "config",
+                "warn",
+                f"{len(loaded.warnings)} warning(s): " + "; ".join(loaded.warnings),
+                "correct or remove the named keys",
+            )
+        )
     else:
-        files = ", ".join(str(p) for p in loaded.files.values()) or "defaults only"
-        checks.append(Check("config", "ok", f"backend={rt.backend_kind}; files: {files}"))
+        sources = ", ".join(str(p) for p in loaded.files.values()) or "defaults only"
+        checks.append(Check("config", "ok", f"backend={rt.backend_kind}; files: {sources}"))
 
     # state folder
     sd = rt.state_dir
@@ -91,8 +97,14 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
         else:
             checks.append(Check("state folder", "ok", f"{sd} private"))
     else:
-        checks.append(Check("state folder", "warn" if rt.enabled else "ok", f"{sd} not created yet",
-                            "it is created at session start, or run --fix"))
+        checks.append(
+            Check(
+                "state folder",
+                "warn" if rt.enabled else "ok",
+                f"{sd} not created yet",
+                "it is created at session start, or run --fix",
+            )
+        )
 
     # backend
     if rt.enabled:
@@ -102,14 +114,19 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
     try:
         rep = rt.queue().report()
         active, dead = rep.get("active", {}), rep.get("dead_letter", {})
-        detail = (f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, "
-                  f"malformed {active.get('malformed', 0)}")
+        detail = f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, malformed {active.get('malformed', 0)}"
         owner = rep.get("lock_owner")
         if owner:
             detail += f"; lock held by pid {owner.get('pid')} since {owner.get('acquired_at')}"
         bad = dead.get("valid") or active.get("malformed") or active.get("error")
-        checks.append(Check("queue", "warn" if bad else "ok", detail,
-                            "inspect with /hindsight:queue --jobs; /hindsight:queue --requeue-dead to retry"))
+        checks.append(
+            Check(
+                "queue",
+                "warn" if bad else "ok",
+                detail,
+                "inspect with /hindsight:queue --jobs; /hindsight:queue --requeue-dead to retry",
+            )
+        )
     except Exception as exc:
         checks.append(Check("queue", "fail", redact_error(exc), "check the queue path and permissions"))
 
@@ -157,8 +174,9 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
     if rt.backend_kind == "hindsight":
         try:
             health = backend.health(timeout_s=5.0)
-            out.append(Check("server", "ok", f"{redact_text(rt.cfg.hindsight_base_url())} health "
-                             f"{health.get('status', 'ok')}"))
+            out.append(
+                Check("server", "ok", f"{redact_text(rt.cfg.hindsight_base_url())} health {health.get('status', 'ok')}")
+            )
         except Exception as exc:
             return [Check("server", "fail", redact_error(exc), "start the server or fix hindsight.base_url")]
         try:
@@ -169,8 +187,14 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
         for bank in [b for b in (rt.project_bank(), rt.user_bank()) if b]:
             try:
                 exists = backend.bank_exists(bank, timeout_s=5.0)
-                out.append(Check(f"bank {bank}", "ok" if exists else "warn",
-                                 "exists" if exists else "missing", "it is created at the next session start"))
+                out.append(
+                    Check(
+                        f"bank {bank}",
+                        "ok" if exists else "warn",
+                        "exists" if exists else "missing",
+                        "it is created at the next session start",
+                    )
+                )
             except Exception as exc:
                 kind = getattr(exc, "kind", "")
                 fix = "check HINDSIGHT_API_KEY" if kind == "auth" else "check the server"
@@ -179,9 +203,14 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
     else:
         try:
             problems = backend.quick_check()
-            out.append(Check("local store", "fail" if problems else "ok",
-                             "; ".join(problems) if problems else "quick_check ok, FTS5 ok",
-                             "restore the database from a backup; it is never overwritten"))
+            out.append(
+                Check(
+                    "local store",
+                    "fail" if problems else "ok",
+                    "; ".join(problems) if problems else "quick_check ok, FTS5 ok",
+                    "restore the database from a backup; it is never overwritten",
+                )
+            )
         except Exception as exc:
             out.append(Check("local store", "fail", redact_error(exc), "check local.path"))
     return out
@@ -208,6 +237,12 @@ def _verify_writes(rt: SessionRuntime, backend: Any) -> list[Check]:
     if not checked:
         return []
     if failed:
-        return [Check("writes", "warn", f"{len(failed)} failed async operation(s): " + "; ".join(failed),
-                      "the server accepted but did not store these; check the server logs")]
+        return [
+            Check(
+                "writes",
+                "warn",
+                f"{len(failed)} failed async operation(s): " + "; ".join(failed),
+                "the server accepted but did not store these; check the server logs",
+            )
+        ]
     return [Check("writes", "ok", f"{checked} recent async operation(s) verified")]

@@ -71,8 +71,9 @@ def recall_cleanup(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     matches = scan(target)
     shown = ", ".join(str(n) for n in matches[:10]) or "none"
     text = f"{target}: {len(matches)} persisted recall block(s); lines: {shown}"
-    return CommandResult(text, "warning" if matches else "info", {"path": str(target), "count": len(matches),
-                                                                   "lines": matches[:10]})
+    return CommandResult(
+        text, "warning" if matches else "info", {"path": str(target), "count": len(matches), "lines": matches[:10]}
+    )
 
 
 def _prune(path: Path) -> CommandResult:
@@ -133,5 +134,6 @@ def _prune(path: Path) -> CommandResult:
         os.fsync(fh.fileno())
     os.chmod(tmp, before.st_mode & 0o7777)
     os.replace(tmp, path)
-    return CommandResult(f"pruned {count} line(s) from {path}; backup {backup}", "info",
-                         {"pruned": count, "backup": str(backup)})
+    return CommandResult(
+        f"pruned {count} line(s) from {path}; backup {backup}", "info", {"pruned": count, "backup": str(backup)}
+    )

@@ -21,7 +21,7 @@ from ..governance.session_meta import effective
 from ..hooks import Message
 from .injected import is_injected
 from .recall_cache import RecallCache
-from .recall_query import compose_query
+from .recall_query import QueryKind, compose_query
 from .render import BankBlock, inject, quality_filter, render_block
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ _POLL_S = 0.02
 
 @dataclass
 class Scope:
-    kind: str  # "project" | "user"
+    kind: QueryKind
     bank_id: str
     tag_groups: list[dict[str, Any]] | None
 
@@ -112,8 +112,10 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
     if not all_failed:
         _CACHE.put(key, render=render, blocks=blocks, failures=failures, timestamp_ms=timestamp_ms, count=count)
     if failures and all_failed:
-        rt.warn_once("recall", "memory recall failed for every bank: " + "; ".join(
-            f"{f['bank_id']}: {f['error']}" for f in failures))
+        rt.warn_once(
+            "recall",
+            "memory recall failed for every bank: " + "; ".join(f"{f['bank_id']}: {f['error']}" for f in failures),
+        )
     elif not failures:
         rt.notifier.success("recall")
     if count:
@@ -146,7 +148,11 @@ def _recall_all(
     futures: list[tuple[Scope, str, Future[Any]]] = []
     for scope in scopes:
         composed = compose_query(
-            msgs, scope.kind, rc, repo_key=rt.identity.repo_key, cwd=rt.cwd  # type: ignore[arg-type]
+            msgs,
+            scope.kind,
+            rc,
+            repo_key=rt.identity.repo_key,
+            cwd=rt.cwd,
         )
         query = composed.body if rt.backend_kind == "local" else composed.query
         request = RecallRequest(
@@ -160,9 +166,7 @@ def _recall_all(
             max_source_facts_tokens=rc.max_source_facts_tokens,
             limit=rc.top_k,
         )
-        fut = _EXECUTOR.submit(
-            backend.recall, scope.bank_id, request, max(0.001, deadline - time.monotonic()), abandon
-        )
+        fut = _EXECUTOR.submit(backend.recall, scope.bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
         futures.append((scope, composed.query, fut))
 
     while True:

@@ -18,6 +18,7 @@ from .injected import drop_injected
 from .jobs import base_metadata, base_tags, build_item, new_job, session_context
 
 if TYPE_CHECKING:
+    from .cursor import FingerprintMemo
     from .runtime import SessionRuntime
 
 ROUTER_CONTEXT = "Automatic retain from agent_end."
@@ -31,7 +32,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if project is None and user is None:
         return
     assert rt.meta is not None
-    from .cursor import CursorCorruptError, filter_new, retained_through_index
+    from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
     from .projection import project as project_messages
     from .projection import projection_json
 
@@ -41,10 +42,11 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     eff = effective(meta.record)
     opt_out = meta.record.next_retain_mode == "off"
     cursors = rt.cursors()
+    memo = FingerprintMemo()  # one per run: each message is hashed at most once
 
     if not eff.retain or opt_out:
         try:
-            cursors.advance(sid, msgs, len(msgs) - 1)
+            cursors.advance(sid, msgs, len(msgs) - 1, memo=memo)
         except Exception as exc:
             rt.set_activity("retain-failed")
             rt.warn_once("cursor", f"cursor update failed: {redact_error(exc)}")
@@ -69,16 +71,16 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
         rt.warn_once("cursor", f"could not read the retain cursor: {redact_error(exc)}")
         return
 
-    delta = filter_new(msgs, state)
+    delta = filter_new_messages(msgs, state, memo=memo)
     projected = project_messages(delta, cfg.retain)
     if not projected:
-        _advance(rt, msgs, len(msgs) - 1)
+        _advance(rt, msgs, len(msgs) - 1, memo)
         return
     content = projection_json(projected)
 
     targets, router_reason = _targets(rt, content)
     if not targets:
-        _advance(rt, msgs, len(msgs) - 1)
+        _advance(rt, msgs, len(msgs) - 1, memo)
         rt.set_activity("retained")
         if cfg.notifications.retain:
             rt.info(f"automatic retain: nothing written ({router_reason or 'no target bank'})")
@@ -100,8 +102,8 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
         return
     rt.notifier.success("enqueue")
 
-    through = retained_through_index(msgs, delta)
-    _advance(rt, msgs, through if through >= 0 else len(msgs) - 1)
+    through = retained_through_index(msgs, delta, memo=memo)
+    _advance(rt, msgs, through if through >= 0 else len(msgs) - 1, memo)
 
     if coalesce and rt.backend_kind != "local" and not rt.queue().coalesced_flush_due():
         rt.set_activity("retain-queued")
@@ -123,10 +125,10 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
         )
 
 
-def _advance(rt: SessionRuntime, msgs: list[Message], through: int) -> None:
+def _advance(rt: SessionRuntime, msgs: list[Message], through: int, memo: FingerprintMemo) -> None:
     assert rt.identity is not None
     try:
-        rt.cursors().advance(rt.identity.sid, msgs, through)
+        rt.cursors().advance(rt.identity.sid, msgs, through, memo=memo)
     except Exception as exc:
         rt.warn_once("cursor", f"cursor update failed (jobs are queued): {redact_error(exc)}")
 

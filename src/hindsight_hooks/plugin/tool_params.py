@@ -43,9 +43,9 @@ class RetainGlobalParams(_Params):
     timestamp: str | None = Field(default=None, description='ISO 8601 time, or "unset".')
     metadata: dict[str, str] | None = None
     update_mode: Literal["append", "replace"] | None = _alias("update_mode")
-    observation_scopes: list[list[str]] | Literal[
-        "per_tag", "combined", "all_combinations", "shared"
-    ] | None = _alias("observation_scopes")
+    observation_scopes: list[list[str]] | Literal["per_tag", "combined", "all_combinations", "shared"] | None = _alias(
+        "observation_scopes"
+    )
     async_: bool | None = Field(default=None, validation_alias=AliasChoices("async", "async_"))
 
 

@@ -7,7 +7,6 @@ backlog never burns retries), and report stored / queued / failed truthfully per
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -70,7 +69,9 @@ def tools_available(rt: SessionRuntime) -> set[str]:
     return names
 
 
-def _guard(runtime_for: RuntimeFor, ctx: HostContext, fn: Callable[[SessionRuntime, Any], ToolResult], params: Any) -> ToolResult:
+def _guard(
+    runtime_for: RuntimeFor, ctx: HostContext, fn: Callable[[SessionRuntime, Any], ToolResult], params: Any
+) -> ToolResult:
     try:
         rt = runtime_for(ctx)
         if not rt.enabled:
@@ -150,7 +151,9 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     for n, it in enumerate(p.items, start=1):
         content = strip_injected_blocks(it.content).strip()
         if not content:
-            return ToolResult.error(f"items[{n - 1}].content is empty (after removing recalled memory blocks)", "invalid")
+            return ToolResult.error(
+                f"items[{n - 1}].content is empty (after removing recalled memory blocks)", "invalid"
+            )
         context = (it.context or "").strip() or default_context
         doc_id = p.document_id or ident.explicit_document_id(rt.identity.sid, bank_id, content, context)
         items.append(
@@ -194,7 +197,9 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
             rt.set_activity("retained")
             return ToolResult.of_text(f"{n} {noun} stored.", count=n, bank_id=bank_id, ids=ids)
         reason = error or "an earlier job for this bank is still queued"
-        text = f"{n} {noun} queued.\nThe local write did not happen now ({reason}); it stays queued and will be retried."
+        text = (
+            f"{n} {noun} queued.\nThe local write did not happen now ({reason}); it stays queued and will be retried."
+        )
         return ToolResult(
             content=[{"type": "text", "text": text}],
             details={"count": n, "stored": 0, "queued": True, "error": reason, "bank_id": bank_id},
@@ -409,5 +414,3 @@ def _memory_edit(rt: SessionRuntime, p: MemoryEditParams) -> ToolResult:
         return ToolResult.of_text(f"Memory {p.id} {status} in bank {bank_id}.", status=status, bank_id=bank_id)
     bank = rt.project_bank() or rt.user_bank() or "?"
     return ToolResult.of_text(f"Memory {p.id} not_found in bank {bank}.", status="not_found")
-
-
