@@ -1,0 +1,159 @@
+"""The durable queue against the real Hindsight server when the server goes away mid-way.
+
+A loopback relay sits between the client and the real server; the test takes it down (every
+live connection dropped, new ones closed at once, as a server that died would) and brings it
+back on the same port. Jobs queued before, during and after the outage must all reach the
+server exactly once as documents, none dead-lettered, whatever the number of failed flushes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_hooks.backends.hindsight import HindsightBackend
+from hindsight_hooks.config_model import QueueConfig
+from hindsight_hooks.queue import RetainQueue, new_job, read_strict
+
+pytestmark = pytest.mark.integration
+
+MakeBank = Callable[..., str]
+
+
+class SwitchableRelay:
+    """A TCP relay to the real server that can be taken down and brought back on its port."""
+
+    def __init__(self, target_url: str) -> None:
+        hostport = target_url.split("://", 1)[1].split("/", 1)[0]
+        host, _, port = hostport.rpartition(":")
+        self.target = (host, int(port))
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.up = True
+        self.refused = 0
+        self._conns: list[socket.socket] = []
+        self._guard = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            if not self.up:
+                self.refused += 1
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._guard:
+                self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def take_down(self) -> None:
+        """The server 'dies': live connections are reset, new ones closed on arrival."""
+        self.up = False
+        with self._guard:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+            c.close()
+
+    def bring_back(self) -> None:
+        self.up = True
+
+    def close(self) -> None:
+        self._closed = True
+        self.take_down()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+@pytest.fixture
+def relay(hindsight_url: str) -> Iterator[SwitchableRelay]:
+    r = SwitchableRelay(hindsight_url)
+    yield r
+    r.close()
+
+
+def job(bank: str, n: int) -> dict[str, Any]:
+    items = [
+        {
+            "content": f"outage test fact number {n}: the deploy window is {n} o'clock",
+            "context": "hindsight-hooks outage test",
+            "document_id": f"outage-doc-{n}",
+            "update_mode": "replace",
+            "tags": ["test:outage"],
+        }
+    ]
+    return new_job(bank, "auto", items, async_=False)
+
+
+def document_ids(backend: HindsightBackend, bank: str) -> list[str]:
+    listed = backend.list_documents(bank, limit=100, timeout_s=30)["items"]
+    return sorted(str(d["id"]) for d in listed)
+
+
+def test_server_gone_mid_way_keeps_every_job_and_delivers_all_once_it_is_back(
+    tmp_path: Path, relay: SwitchableRelay, make_bank: MakeBank, hindsight_backend: HindsightBackend
+) -> None:
+    bank = make_bank("hh-outage")
+    cfg = QueueConfig(max_attempts=2, retry_base_ms=10, retry_max_ms=20)
+    queue = RetainQueue(tmp_path / "retain-queue.jsonl", cfg)
+    client = HindsightBackend(relay.url, timeout_ms=5000, retry_base_ms=10, retry_jitter_ms=5)
+    try:
+        acked = [queue.enqueue(job(bank, n)).job_id for n in range(6)]
+
+        first = queue.flush(client, max_jobs=2)
+        assert first.sent == 2 and first.remaining == 4, first.as_dict()
+
+        relay.take_down()
+        acked += [queue.enqueue(job(bank, n)).job_id for n in range(6, 8)]
+        for _ in range(4):  # more failed flushes than max_attempts: still nothing dead-lettered
+            failed = queue.flush(client, force=True)
+            assert failed.sent == 0 and failed.dead_lettered == 0, failed.as_dict()
+            assert failed.errors and "transient" in failed.error_kinds.values(), failed.as_dict()
+        assert relay.refused > 0
+        on_disk = [j["id"] for j in read_strict(queue.paths.active)]
+        assert sorted(on_disk) == sorted(acked[2:])
+        assert not queue.paths.dead.exists() or read_strict(queue.paths.dead) == []
+        # the bank stops at its first failure, so the head job carries the attempts: past max_attempts
+        assert max(j["attempts"] for j in read_strict(queue.paths.active)) >= 4 > cfg.max_attempts
+
+        relay.bring_back()
+        back = queue.flush(client, force=True)
+        assert back.sent == 6 and back.remaining == 0 and back.dead_lettered == 0, back.as_dict()
+        assert read_strict(queue.paths.active) == []
+        assert document_ids(hindsight_backend, bank) == sorted(f"outage-doc-{n}" for n in range(8))
+        for n in range(8):  # each delivered exactly once: one unit per single-sentence document
+            units = hindsight_backend.list_memories(bank, document_id=f"outage-doc-{n}", timeout_s=30)["items"]
+            assert len(units) == 1, (n, units)
+    finally:
+        client.close()
+        queue.close()
