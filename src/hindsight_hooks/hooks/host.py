@@ -8,12 +8,11 @@ host goes on (fail-open), exactly like Pi.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pluggy
 from pydantic import ValidationError
@@ -22,6 +21,9 @@ from .catalog import Command, CommandResult, Tool, ToolResult
 from .context import UI, HostContext, NullUI
 from .messages import Message
 from .spec import ENTRY_POINT_GROUP, PROJECT_NAME, AgentHookSpecs
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 def _plugin_label(impl: Any) -> str:
@@ -197,16 +199,24 @@ class Host:
 
     # -- async twins ------------------------------------------------------------------------
     async def astart(self) -> None:
-        await asyncio.to_thread(self.start)
+        await _to_thread(self.start)
 
     async def acontext(self, messages: list[Message]) -> list[Message]:
-        return await asyncio.to_thread(self.context, messages)
+        return await _to_thread(self.context, messages)
 
     async def aagent_end(self, messages: list[Message]) -> None:
-        await asyncio.to_thread(self.agent_end, messages)
+        await _to_thread(self.agent_end, messages)
 
     async def ashutdown(self) -> None:
-        await asyncio.to_thread(self.shutdown)
+        await _to_thread(self.shutdown)
 
     async def acall_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        return await asyncio.to_thread(self.call_tool, name, arguments)
+        return await _to_thread(self.call_tool, name, arguments)
+
+
+async def _to_thread(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """``asyncio.to_thread``, imported on first use: asyncio costs ~50 ms at import, and a
+    synchronous host should not pay it just for loading the contract."""
+    import asyncio
+
+    return await asyncio.to_thread(fn, *args, **kwargs)
