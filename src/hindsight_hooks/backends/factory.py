@@ -20,7 +20,7 @@ def make_backend(cfg: Config, *, api_key: str, local_path: Path) -> MemoryBacken
         from .local import LocalBackend
 
         embedder = load_embedder(cfg.local.embedder) if cfg.local.embedder else None
-        return LocalBackend(local_path, embedder=embedder)
+        return LocalBackend(local_path, embedder=embedder, recall_limit=cfg.local.recall_limit)
     return None
 
 

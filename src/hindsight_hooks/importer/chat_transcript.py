@@ -22,6 +22,7 @@ from ..governance import identity as ident
 from ..governance.redact import redact_text
 from ..plugin.injected import is_injected
 from .documents import ImportDocument, content_hash, dump_content
+from .pi_session import BadLines, numbered_lines
 
 KEPT_KINDS = {"user_message": "user", "assistant_reply": "assistant", "process_end": "process"}
 KIND_FIELDS = ("type", "event", "event_type", "kind")
@@ -46,7 +47,11 @@ class ChatTranscript:
     provenance: dict[str, str] = field(default_factory=dict)
     events: int = 0
     dropped_events: int = 0
-    bad_lines: int = 0
+    bad: BadLines = field(default_factory=BadLines)
+
+    @property
+    def bad_lines(self) -> int:
+        return self.bad.count
 
 
 def event_kind(event: dict[str, Any]) -> str | None:
@@ -84,38 +89,35 @@ def _timestamp(event: dict[str, Any]) -> str | int | None:
 def parse_chat(path: Path) -> ChatTranscript:
     """Keep user messages, assistant replies and process ends; count everything else."""
     transcript = ChatTranscript(path=Path(path))
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if not raw.strip():
-                continue
-            try:
-                event = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                transcript.bad_lines += 1
-                continue
-            if not isinstance(event, dict):
-                transcript.bad_lines += 1
-                continue
-            transcript.events += 1
-            kind = event_kind(event)
-            text = event_text(event) if kind in KEPT_KINDS else None
-            if kind not in KEPT_KINDS or text is None:
-                transcript.dropped_events += 1
-                continue
-            role = KEPT_KINDS[kind]
-            if is_injected({"role": role, "content": text}):
-                transcript.dropped_events += 1  # a recalled block that leaked into the log: no echo
-                continue
-            msg: dict[str, Any] = {"role": role, "kind": kind, "text": text}
-            ts = _timestamp(event)
-            if ts is not None:
-                msg["timestamp"] = ts
-            for key in PROVENANCE_FIELDS:
-                value = event.get(key)
-                if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-                    msg[key] = str(value)
-                    transcript.provenance.setdefault(key, str(value))
-            transcript.messages.append(msg)
+    for lineno, raw in numbered_lines(Path(path)):
+        try:
+            event = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            event = None
+        if not isinstance(event, dict):
+            transcript.bad.add(lineno)
+            transcript.bad.truncated_tail = not raw.endswith(b"\n")
+            continue
+        transcript.events += 1
+        kind = event_kind(event)
+        text = event_text(event) if kind in KEPT_KINDS else None
+        if kind not in KEPT_KINDS or text is None:
+            transcript.dropped_events += 1
+            continue
+        role = KEPT_KINDS[kind]
+        if is_injected({"role": role, "content": text}):
+            transcript.dropped_events += 1  # a recalled block that leaked into the log: no echo
+            continue
+        msg: dict[str, Any] = {"role": role, "kind": kind, "text": text}
+        ts = _timestamp(event)
+        if ts is not None:
+            msg["timestamp"] = ts
+        for key in PROVENANCE_FIELDS:
+            value = event.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+                msg[key] = str(value)
+                transcript.provenance.setdefault(key, str(value))
+        transcript.messages.append(msg)
     return transcript
 
 

@@ -31,7 +31,7 @@ from ..hooks.messages import Message
 from ..plugin.injected import is_injected
 from ..plugin.projection import ToolResultPolicy, iso_ms, project
 from .chunking import Chunk, chunk_turns
-from .pi_session import ParsedSession, read_header, resolve_parent_session
+from .pi_session import BadLines, ParsedSession, read_header, resolve_parent_session
 from .quality import strict_drops
 
 PROJECTIONS = {"curated": "curated-turns-v1", "raw": "raw-v1", "forensic": "forensic-raw-v1"}
@@ -146,6 +146,7 @@ class SessionDocuments:
     documents: list[ImportDocument]
     bad_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    bad: BadLines = field(default_factory=BadLines)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -289,6 +290,7 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
         documents=documents,
         bad_lines=parsed.bad_lines,
         warnings=warnings,
+        bad=parsed.bad,
     )
 
 

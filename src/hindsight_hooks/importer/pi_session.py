@@ -29,8 +29,45 @@ LINEAR_LEAF_ID = "current"
 """The leaf id of a version-1 (linear) session, whose entries carry no ids."""
 
 
+MAX_REPORTED_LINES = 10
+"""How many unparsable line numbers a parse keeps for the warning (the count is always exact)."""
+
+SNIFF_LINES = 50
+"""How many non-empty lines ``sniff`` reads to tell a damaged session from a chat transcript."""
+
+
 class SessionFormatError(ValueError):
     """The file is not a Pi session we can read (the message names the file, never its content)."""
+
+
+class EmptyFileError(SessionFormatError):
+    """The file holds no line at all: nothing to import yet (not damage)."""
+
+
+@dataclass
+class BadLines:
+    """Unparsable lines: the exact count, the first line numbers (1-based), a cut-off last line.
+
+    The importer never modifies the file it reads, so nothing is lost by skipping a line; the
+    numbers let the person find and repair it. Content is never quoted.
+    """
+
+    count: int = 0
+    numbers: list[int] = field(default_factory=list)
+    truncated_tail: bool = False
+
+    def add(self, lineno: int) -> None:
+        self.count += 1
+        if len(self.numbers) < MAX_REPORTED_LINES:
+            self.numbers.append(lineno)
+
+    def describe(self, path: Path | str) -> str:
+        """``<file>: 2 unparsable line(s) skipped (lines 5, 9)`` and a note on a cut-off end."""
+        shown = ", ".join(str(n) for n in self.numbers) + (", …" if self.count > len(self.numbers) else "")
+        text = f"{path}: {self.count} unparsable line(s) skipped (line{'s' if self.count > 1 else ''} {shown})"
+        if self.truncated_tail:
+            text += "; the last line is cut off (the file may have been truncated while it was being written)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -72,10 +109,14 @@ class ParsedSession:
     path: Path
     header: SessionHeader
     entries: list[Entry] = field(default_factory=list)
-    bad_lines: int = 0
+    bad: BadLines = field(default_factory=BadLines)
     unlinked_entries: int = 0
     duplicate_ids: int = 0
     _by_id: dict[str, Entry] = field(default_factory=dict, repr=False)
+
+    @property
+    def bad_lines(self) -> int:
+        return self.bad.count
 
     @property
     def linear(self) -> bool:
@@ -133,6 +174,20 @@ class ParsedSession:
             entry_timestamps=[e.timestamp for e in entries],
         )
 
+    def dangling(self) -> int:
+        """Entries whose ``parentId`` names no entry in the file (usually an unparsable line).
+
+        The walk from a leaf stops there, so what came before that point is not on the leaf's
+        branch. We do not guess the missing link: a wrong guess could pull an abandoned branch
+        into this one. The caller reports it; ``--all-leaves`` imports the cut-off part as its
+        own document.
+        """
+        if self.linear:
+            return 0
+        return sum(
+            1 for e in self.entries if e.id is not None and e.parent_id is not None and e.parent_id not in self._by_id
+        )
+
     def _linked_messages(self) -> list[Entry]:
         """Message entries that are reachable by id (the winner when an id is duplicated)."""
         return [e for e in self.entries if e.message is not None and e.id is not None and self._by_id.get(e.id) is e]
@@ -142,10 +197,16 @@ class ParsedSession:
 
 
 def _lines(path: Path) -> Iterator[bytes]:
+    for _, raw in numbered_lines(path):
+        yield raw
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The non-empty lines of ``path`` with their 1-based line numbers."""
     with open(path, "rb") as fh:
-        for raw in fh:
+        for lineno, raw in enumerate(fh, start=1):
             if raw.strip():
-                yield raw
+                yield lineno, raw
 
 
 def _loads(raw: bytes) -> Any:
@@ -191,34 +252,86 @@ def read_header(path: Path) -> SessionHeader | None:
         return None
 
 
-def parse_session(path: Path) -> ParsedSession:
-    """Parse a whole session file; unparsable lines are counted and skipped."""
+def _looks_like_entry(obj: Any) -> bool:
+    """A Pi session entry (not a chat event): a header, a message entry, or a tree link."""
+    if not isinstance(obj, dict):
+        return False
+    if obj.get("type") in ("session", "message") and ("message" in obj or "version" in obj):
+        return True
+    return "parentId" in obj
+
+
+def sniff(path: Path) -> str:
+    """``"session"`` or ``"chat"`` for an explicit file, or a ``SessionFormatError`` naming the line.
+
+    A Pi session starts with its header. When the first line is not JSON at all, the file is
+    either a session whose header was damaged, or a chat log with a torn first event; importing
+    a damaged session as a chat log would file it in the wrong bank, so a file whose next lines
+    look like session entries is refused, naming the line to repair. Empty → ``EmptyFileError``.
+    """
     path = Path(path)
-    lines = _lines(path)
+    first_no: int | None = None
+    saw_object = False
+    for count, (lineno, raw) in enumerate(numbered_lines(path)):
+        obj = _loads(raw)
+        if first_no is None:
+            first_no = lineno
+            try:
+                if parse_header(obj) is not None:
+                    return "session"
+            except SessionFormatError:
+                return "session"  # a header with a version we do not read: parse_session says so
+            if isinstance(obj, dict):
+                return "chat"
+            continue
+        if _looks_like_entry(obj):
+            raise SessionFormatError(
+                f"{path}: line {first_no} should be the session header but is damaged (not valid JSON); "
+                "the lines after it are Pi session entries. Nothing imported: repair or remove that line and retry"
+            )
+        saw_object = saw_object or isinstance(obj, dict)
+        if count + 1 >= SNIFF_LINES:
+            break
+    if first_no is None:
+        raise EmptyFileError(f"{path} is empty: nothing to import")
+    if saw_object:
+        return "chat"
+    raise SessionFormatError(
+        f"{path}: line {first_no} is not valid JSON and no JSON object follows it: "
+        "neither a Pi session nor a chat transcript; nothing imported"
+    )
+
+
+def parse_session(path: Path) -> ParsedSession:
+    """Parse a whole session file; unparsable lines are counted (with their numbers) and skipped."""
+    path = Path(path)
+    lines = numbered_lines(path)
     try:
-        first = next(lines)
+        first_no, first = next(lines)
     except StopIteration:
-        raise SessionFormatError(f"{path} is empty: not a Pi session file") from None
+        raise EmptyFileError(f"{path} is empty: nothing to import") from None
     try:
         header = parse_header(_loads(first))
     except SessionFormatError as exc:
-        raise SessionFormatError(f"{path}: {exc}") from None
+        raise SessionFormatError(f"{path}: line {first_no}: {exc}") from None
     if header is None:
-        raise SessionFormatError(f"{path}: the first line is not a session header: not a Pi session file")
+        raise SessionFormatError(
+            f"{path}: line {first_no} is not a session header (damaged, or not a Pi session file); nothing imported"
+        )
     session = ParsedSession(path=path, header=header)
     order = 0
-    for raw in lines:
+    for lineno, raw in lines:
         obj = _loads(raw)
-        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-            session.bad_lines += 1
-            continue
         message: Message | None = None
-        if obj["type"] == "message":
+        valid = isinstance(obj, dict) and isinstance(obj.get("type"), str)
+        if valid and obj["type"] == "message":
             msg = obj.get("message")
-            if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
-                session.bad_lines += 1
-                continue
-            message = msg
+            valid = isinstance(msg, dict) and isinstance(msg.get("role"), str)
+            message = msg if valid else None
+        if not valid:
+            session.bad.add(lineno)
+            session.bad.truncated_tail = not raw.endswith(b"\n")
+            continue
         entry = Entry(
             order=order,
             type=obj["type"],

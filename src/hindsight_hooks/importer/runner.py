@@ -37,7 +37,7 @@ from .documents import (
     build_session_documents,
 )
 from .manifest import Manifest, entry_for
-from .pi_session import SessionFormatError, first_json_line, parse_header, parse_session
+from .pi_session import BadLines, EmptyFileError, ParsedSession, SessionFormatError, parse_session, sniff
 from .queue_ops import find_queued, job_states, queued_state, remove_stale
 from .sources import ImportRefused, check_belongs
 
@@ -59,6 +59,10 @@ class ImportFailure(Exception):
     """An import that cannot start (no bank, unreadable file); the message is safe to show."""
 
 
+class NothingToImport(ImportFailure):
+    """Not a failure: the source holds nothing yet (an empty file). Shown as a warning."""
+
+
 @dataclass
 class Plan:
     """One source file's documents and where they go."""
@@ -74,6 +78,7 @@ class Plan:
     leaves: int = 1
     bad_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    bad: BadLines = field(default_factory=BadLines)
 
     @property
     def include_branches(self) -> str:
@@ -113,20 +118,14 @@ def project_bank_or_fail(rt: SessionRuntime) -> str:
     return bank
 
 
-def is_session_file(path: Path) -> bool:
-    """The first non-empty line is a session header (a bad version still counts: it is one)."""
-    try:
-        return parse_header(first_json_line(path)) is not None
-    except SessionFormatError:
-        return True
-
-
 def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
     """Parse a Pi session file that belongs here and build its documents."""
     assert rt.identity is not None
     bank = project_bank_or_fail(rt)
     try:
         parsed = parse_session(path)
+    except EmptyFileError as exc:
+        raise NothingToImport(str(exc)) from None
     except SessionFormatError as exc:
         raise ImportFailure(str(exc)) from None
     except OSError as exc:
@@ -144,8 +143,24 @@ def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, ex
         branch_messages=docs.branch_messages,
         leaves=len(docs.leaves),
         bad_lines=docs.bad_lines,
-        warnings=list(docs.warnings),
+        warnings=list(docs.warnings) + _gap_warnings(parsed, settings),
+        bad=docs.bad,
     )
+
+
+def _gap_warnings(parsed: ParsedSession, settings: ImportSettings) -> list[str]:
+    """Say so when the tree is cut (an entry's parent is missing): that history is not on the branch."""
+    cut = parsed.dangling()
+    if not cut:
+        return []
+    text = (
+        f"{parsed.path}: {cut} entr{'y points' if cut == 1 else 'ies point'} to a parent that is not in the file"
+        f"{' (likely an unparsable line)' if parsed.bad_lines else ''}; the conversation before that point "
+        "is cut off from the branch that continues after it"
+    )
+    if settings.include_branches != "all-leaves":
+        text += "; re-run with --all-leaves to import it as its own document"
+    return [text]
 
 
 def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
@@ -174,16 +189,32 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
         documents=documents,
         branch_messages=len(transcript.messages),
         bad_lines=transcript.bad_lines,
+        bad=transcript.bad,
     )
 
 
 def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
-    """An explicit file: a Pi session if it has a session header, else a chat transcript."""
-    if not Path(path).is_file():
+    """An explicit file: a Pi session if it has a session header, else a chat transcript.
+
+    A session whose header line is damaged is refused (naming the line) rather than read as a
+    chat log, which would file a project's session in the user bank.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ImportFailure(f"{path} is a folder, not a file: name one session file (or use import-project-sessions)")
+    if not path.is_file():
         raise ImportFailure(f"{path} does not exist or is not a file")
-    if is_session_file(Path(path)):
-        return plan_session(rt, Path(path), settings, explicit=True)
-    return plan_chat(rt, Path(path))
+    try:
+        kind = sniff(path)
+    except EmptyFileError as exc:
+        raise NothingToImport(str(exc)) from None
+    except SessionFormatError as exc:
+        raise ImportFailure(str(exc)) from None
+    except OSError as exc:
+        raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
+    if kind == "session":
+        return plan_session(rt, path, settings, explicit=True)
+    return plan_chat(rt, path)
 
 
 # -- preview ---------------------------------------------------------------------------------------
@@ -287,8 +318,8 @@ def build_preview(rt: SessionRuntime, scope: str, plans: list[Plan]) -> Preview:
     warnings: list[str] = []
     for plan in plans:
         warnings += plan.warnings
-        if plan.bad_lines:
-            warnings.append(f"{plan.source_file}: {plan.bad_lines} unparsable line(s) skipped")
+        if plan.bad.count:
+            warnings.append(plan.bad.describe(plan.source_file))
         for doc in plan.documents:
             same = manifest.unchanged(doc, plan.bank_id, plan.settings)
             unchanged += same

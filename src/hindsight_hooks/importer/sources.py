@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .pi_session import SessionFormatError, SessionHeader, first_json_line, parse_header
+from .pi_session import EmptyFileError, SessionFormatError, SessionHeader, first_json_line, parse_header, sniff
 
 
 class ImportRefused(Exception):
@@ -51,18 +51,52 @@ def check_belongs(path: Path, header: SessionHeader, cwd: Path, root: Path, *, e
 
 @dataclass
 class Discovery:
-    """The result of scanning a folder: files to import, and the others with the reason."""
+    """The result of scanning a folder: files to import, and the others with the reason.
+
+    ``missing`` is set when the folder does not exist (yet): a project with no saved sessions,
+    which is "nothing found", not an error.
+    """
 
     folder: Path
     accepted: list[Path] = field(default_factory=list)
     refused: list[tuple[Path, str]] = field(default_factory=list)
+    missing: bool = False
+
+    @property
+    def candidates(self) -> int:
+        """How many ``.jsonl`` files were looked at."""
+        return len(self.accepted) + len(self.refused)
+
+
+def _not_a_session(path: Path) -> str:
+    """Why a file without a session header was skipped (names a damaged line, never content)."""
+    try:
+        kind = sniff(path)
+    except EmptyFileError:
+        return "empty file"
+    except SessionFormatError as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"
+    return (
+        "not a Pi session file (a chat transcript? import it with import-file)"
+        if kind == "chat"
+        else "not a Pi session"
+    )
 
 
 def discover(folder: Path, cwd: Path, root: Path) -> Discovery:
-    """The ``.jsonl`` files in ``folder`` (not recursive, sorted by name) whose header belongs here."""
+    """The ``.jsonl`` files in ``folder`` (not recursive, sorted by name) whose header belongs here.
+
+    A folder that does not exist gives an empty result with ``missing`` set; one that exists but
+    cannot be listed (permissions, not a folder) is ``ImportRefused``.
+    """
     found = Discovery(folder=Path(folder))
     try:
         names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        found.missing = True
+        return found
     except OSError as exc:
         raise ImportRefused(f"cannot list {folder}: {type(exc).__name__}") from None
     for name in names:
@@ -75,7 +109,7 @@ def discover(folder: Path, cwd: Path, root: Path) -> Discovery:
             found.refused.append((path, str(exc) if isinstance(exc, SessionFormatError) else type(exc).__name__))
             continue
         if header is None:
-            found.refused.append((path, "not a Pi session file"))
+            found.refused.append((path, _not_a_session(path)))
             continue
         try:
             check_belongs(path, header, cwd, root, explicit=False)

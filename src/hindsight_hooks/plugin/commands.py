@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -30,8 +31,30 @@ def _usage(usage: str, why: str = "") -> CommandResult:
     return CommandResult((f"{why}\n" if why else "") + f"usage: {usage}", "warning", {"usage": usage})
 
 
-def _wrap(runtime_for: RuntimeFor, handler: Handler, usage: str) -> Callable[[str, HostContext], CommandResult]:
+class _SeenContext:
+    """The context this host's commands last ran with, held weakly.
+
+    Completion gets no ctx in the host contract, so ``/hindsight:tag remove <Tab>`` completes
+    the tags of the session whose command ran last. Each host builds its own commands
+    (``register_commands`` is called per host), so this never shows another host's session;
+    before the first command of a host nothing is offered rather than a guess.
+    """
+
+    def __init__(self) -> None:
+        self._ref: weakref.ref[HostContext] | None = None
+
+    def remember(self, ctx: HostContext) -> None:
+        self._ref = weakref.ref(ctx)
+
+    def get(self) -> HostContext | None:
+        return None if self._ref is None else self._ref()
+
+
+def _wrap(
+    runtime_for: RuntimeFor, handler: Handler, usage: str, seen: _SeenContext
+) -> Callable[[str, HostContext], CommandResult]:
     def run(args: str, ctx: HostContext) -> CommandResult:
+        seen.remember(ctx)
         try:
             argv = shlex.split(args)
         except ValueError as exc:
@@ -108,14 +131,15 @@ def build_commands(runtime_for: RuntimeFor) -> list[Command]:
         ),
         ("hindsight:route", "Dry-run the memory router on a text", cmd_route, "/hindsight:route <text>", None),
     ]
+    seen = _SeenContext()
     commands: list[Command] = []
     for name, desc, handler, usage, complete in specs:
-        cmd = Command(name, desc, _wrap(runtime_for, handler, usage), usage=usage)
+        cmd = Command(name, desc, _wrap(runtime_for, handler, usage, seen), usage=usage)
         if complete is not None:
             cmd.complete = complete
         commands.append(cmd)
     tag_cmd = next(c for c in commands if c.name == "hindsight:tag")
-    tag_cmd.complete = _tag_completer(runtime_for)
+    tag_cmd.complete = _tag_completer(runtime_for, seen)
     try:
         from .import_commands import build_import_commands
 
@@ -134,29 +158,23 @@ def _opts(options: list[str]) -> Callable[[str], list[str]]:
     return complete
 
 
-_LAST_CTX: list[HostContext] = []
-
-
-def _tag_completer(runtime_for: RuntimeFor) -> Callable[[str], list[str]]:
+def _tag_completer(runtime_for: RuntimeFor, seen: _SeenContext) -> Callable[[str], list[str]]:
     def complete(prefix: str) -> list[str]:
         words = prefix.split(" ")
         if len(words) <= 1:
             return [w for w in ("add", "remove") if w.startswith(words[0] if words else "")]
-        if words[0] == "remove" and _LAST_CTX:
-            try:
-                rt = runtime_for(_LAST_CTX[-1])
-                tags = rt.meta.read().record.tags if rt.meta else []
-            except Exception:
-                tags = []
-            return [f"remove {t}" for t in tags if t.startswith(words[1])]
-        return []
+        ctx = seen.get()
+        if words[0] != "remove" or ctx is None:
+            return []
+        try:
+            rt = runtime_for(ctx)
+            tags = rt.meta.read().record.tags if rt.meta else ()
+        except Exception:
+            tags = ()
+        rest = " ".join(words[1:])
+        return [f"remove {t}" for t in tags if t.startswith(rest)]
 
     return complete
-
-
-def remember_context(ctx: HostContext) -> None:
-    """Completion has no ctx in the contract; the plugin tells us the active one."""
-    _LAST_CTX[:] = [ctx]
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -183,6 +201,7 @@ def _session_facts(rt: SessionRuntime) -> dict[str, Any]:
         "tags": list(rec.tags),
         "label": mode_label(rec.mode),
         "failed_closed": read.failed_closed,
+        "warning": read.warning,
     }
 
 
@@ -205,7 +224,7 @@ def _age(iso: str | None) -> str:
 def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     cfg = rt.cfg
     data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.backend_kind}
-    lines = [f"hindsight-hooks {__version__}"]
+    lines = [f"hindsight-hooks {__version__}; enabled: {'yes' if rt.enabled else 'no'}"]
     if rt.loaded.error:
         lines.append(f"config error: {rt.loaded.error}")
         return CommandResult("\n".join(lines), "error", data)
@@ -222,20 +241,26 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         lines.append(f"backend: local {path}")
         data["local_path"] = path
     project, user = rt.project_bank(), rt.user_bank()
-    lines.append(
-        f"banks: project={project or 'off'} ({rt.loaded.sources.get('banks.project.bank_id', 'derived')}); "
-        f"user={user or 'off'}"
-    )
+    p_src = rt.loaded.sources.get("banks.project.bank_id", "default")
+    p_src = "derived" if p_src == "default" else p_src
+    u_src = rt.loaded.sources.get("banks.user.bank_id", "default")
+    project_part = f"project={project} ({p_src})" if project else "project=off"
+    user_part = f"user={user} ({u_src})" if user else "user=off"
+    lines.append(f"banks: {project_part}; {user_part}")
     data["banks"] = {"project": project, "user": user}
+    data["bank_sources"] = {"project": p_src if project else None, "user": u_src if user else None}
     facts = _session_facts(rt)
     data["session"] = facts
     lines.append(
         f"session: mode={facts['mode']} recall={facts['recall']} retain={facts['retain']} "
         f"next_retain={facts['next_retain']} tags={','.join(facts['tags']) or 'none'}"
     )
+    level: Level = "info"
+    if facts["failed_closed"]:
+        lines.append(f"session meta: {facts['warning']}")
+        level = "warning"
     lines.append(f"user_retain: {cfg.user_retain.mode}")
     data["user_retain"] = cfg.user_retain.mode
-    level: Level = "info"
     try:
         rep = rt.queue().report()
         active, dead = rep.get("active", {}), rep.get("dead_letter", {})
@@ -320,6 +345,8 @@ def cmd_session(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     )
     if rt.cfg.user_retain.mode == "router":
         text += "\nuser_retain=router"
+    if f["failed_closed"]:
+        text += f"\n{f['warning']}"
     return CommandResult(text, "warning" if f["failed_closed"] else "info", f)
 
 
@@ -408,7 +435,7 @@ def cmd_last_recall(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     blocks = snap.get("blocks") or []
     failures = snap.get("failures") or []
     memories = sum(int(b.get("memory_count", 0)) for b in blocks if isinstance(b, dict))
-    query = str(snap.get("query", ""))
+    query = " ".join(str(snap.get("query", "")).split())  # one line: the query has sections
     lines = [
         f"created_at: {snap.get('created_at')}",
         f"memories: {memories}",

@@ -6,11 +6,15 @@ notice per streak, and never reach the host.
 
 from __future__ import annotations
 
+from ..backends.base import BackendError
 from ..governance.redact import redact_error
 from ..hooks import Command, HostContext, Message, Tool, hookimpl
 from . import registry
 from .notices import safe_notify, safe_status
 from .runtime import STARTUP_ENSURE_MS, SessionRuntime
+
+_OUTAGE_KINDS = frozenset({"timeout", "transient"})
+"""Failures that say "the server is not answering", as opposed to "it answered no"."""
 
 
 def runtime_for(ctx: HostContext) -> SessionRuntime:
@@ -121,6 +125,12 @@ def _session_start(ctx: HostContext) -> None:
 
 
 def _connect(rt: SessionRuntime) -> None:
+    """Ensure the banks within the startup budget; a dead server costs one bounded wait (ADR 017).
+
+    Once one bank's ensure times out or cannot connect, the other banks on the same server are
+    not tried again: each still gets its warning (with that error), and every failed bank cools
+    down, so the first turns skip recall with status ``offline`` instead of waiting once more.
+    """
     backend = rt.backend()
     if backend is None:
         rt.connection = "offline"
@@ -128,12 +138,21 @@ def _connect(rt: SessionRuntime) -> None:
         return
     ok = True
     timeout_s = min(rt.cfg.hindsight.timeout_ms, STARTUP_ENSURE_MS) / 1000.0
+    unreachable: str | None = None
     for bank in [b for b in (rt.project_bank(), rt.user_bank()) if b]:
+        if unreachable is not None:
+            rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {unreachable}")
+            rt.start_cooldown(bank)
+            continue
         try:
             rt.ensure_bank(bank, timeout_s=timeout_s)
         except Exception as exc:
             ok = False
-            rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {redact_error(exc)}")
+            error = redact_error(exc)
+            rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {error}")
+            if isinstance(exc, BackendError) and exc.kind in _OUTAGE_KINDS:
+                rt.start_cooldown(bank)
+                unreachable = error
     rt.connection = "connected" if ok else "offline"
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..governance.redact import redact_error
+from ..timing import Deadline
 
 if TYPE_CHECKING:
     from ..queue import FlushResult
@@ -52,16 +53,26 @@ def deliver(
         report.error = rt.backend_error or rt.not_initialised_message()
         return report
     request_ms = rt.cfg.hindsight.timeout_ms if rt.backend_kind == "hindsight" else None
+    deadline = Deadline(budget_ms)
+    cap_s = None if request_ms is None else request_ms / 1000.0
+
+    def ensure_within_budget(bank_id: str) -> None:
+        # The queue ensures a bank before its first delivery; that request belongs to the same
+        # budget as the retain itself. Unclipped, a dead server would cost the client's full
+        # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun §8.
+        rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
+
     try:
-        result = rt.queue().flush(
-            backend,
-            ensure_bank=rt.ensure_bank,
-            max_jobs=max_jobs,
-            max_elapsed_ms=budget_ms,
-            force=force,
-            banks=banks,
-            request_timeout_ms=request_ms,
-        )
+        with rt.backend_use():
+            result = rt.queue().flush(
+                backend,
+                ensure_bank=ensure_within_budget,
+                max_jobs=max_jobs,
+                max_elapsed_ms=budget_ms,
+                force=force,
+                banks=banks,
+                request_timeout_ms=request_ms,
+            )
     except Exception as exc:
         report.error = redact_error(exc)
         rt.last_error = report.error

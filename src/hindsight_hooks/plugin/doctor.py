@@ -73,9 +73,13 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
     # state folder
     sd = rt.state_dir
     if fix and rt.enabled:
-        if not sd.exists():
-            actions.append(f"created {sd}")
+        gitignore = sd / ".gitignore"
+        had_dir, had_gitignore = sd.exists(), gitignore.exists()
         rt.ensure_state_dir()
+        if not had_dir:
+            actions.append(f"created {sd}")
+        if not had_gitignore and gitignore.exists():
+            actions.append(f"created {gitignore}")
     if sd.exists():
         problems = []
         mode = stat.S_IMODE(sd.stat().st_mode)
@@ -111,33 +115,15 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
         checks.extend(_backend_checks(rt))
 
     # queue
-    try:
-        rep = rt.queue().report()
-        active, dead = rep.get("active", {}), rep.get("dead_letter", {})
-        detail = f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, malformed {active.get('malformed', 0)}"
-        owner = rep.get("lock_owner")
-        if owner:
-            detail += f"; lock held by pid {owner.get('pid')} since {owner.get('acquired_at')}"
-        bad = dead.get("valid") or active.get("malformed") or active.get("error")
-        checks.append(
-            Check(
-                "queue",
-                "warn" if bad else "ok",
-                detail,
-                "inspect with /hindsight:queue --jobs; /hindsight:queue --requeue-dead to retry",
-            )
-        )
-    except Exception as exc:
-        checks.append(Check("queue", "fail", redact_error(exc), "check the queue path and permissions"))
+    checks.append(_queue_check(rt, fix, actions))
 
     # cursor, meta, manifest, checkpoint
+    checks.append(_cursor_check(rt, fix, actions))
+    checks.extend(_meta_checks(rt, fix, actions))
     files = {
-        "cursor": sd / "retain-cursors.json",
         "import manifest": rt.resolve_path(rt.cfg.import_.manifest_path),
         "import checkpoint": rt.resolve_path(rt.cfg.import_.checkpoint_path),
     }
-    if rt.meta is not None:
-        files["session meta"] = rt.meta.path
     for name, path in files.items():
         reason = _json_file_ok(path) if not path.is_dir() else "is a directory"
         if reason is None:
@@ -166,27 +152,124 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
     return CommandResult(text, level, data)  # type: ignore[arg-type]
 
 
+def _queue_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
+    try:
+        queue = rt.queue()
+        lock = queue.lock
+        if fix and lock.soft and lock.soft_lock_is_stale() and lock._break_if_stale():
+            actions.append(f"removed stale soft lock {lock.lock_path}")
+        rep = queue.report()
+    except Exception as exc:
+        return Check("queue", "fail", redact_error(exc), "check retain.queue_path and the folder's permissions")
+    active, dead = rep.get("active", {}), rep.get("dead_letter", {})
+    detail = f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, malformed {active.get('malformed', 0)}"
+    owner = rep.get("lock_owner")
+    if owner:
+        age = owner.get("age_ms")
+        held = "" if age is None else f", {age // 1000}s"
+        detail += f"; lock held by pid {owner.get('pid')} on {owner.get('hostname') or '?'} since "
+        detail += f"{owner.get('acquired_at')}{held}"
+    else:
+        detail += "; lock free"
+    fixes = []
+    if dead.get("valid"):
+        fixes.append("/hindsight:queue --jobs shows why; /hindsight:queue --requeue-dead retries them")
+    if active.get("malformed"):
+        fixes.append("/hindsight:flush quarantines malformed lines (nothing is deleted)")
+    if active.get("error"):
+        fixes.append("check the queue file's permissions")
+    return Check("queue", "warn" if fixes else "ok", detail, "; ".join(fixes))
+
+
+def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
+    from .cursor import CursorCorruptError
+
+    path = rt.state_dir / "retain-cursors.json"
+    if not path.exists():
+        return Check("cursor", "ok", "none yet")
+    try:
+        snapshot = rt.cursors().read()
+    except CursorCorruptError as exc:
+        if fix and path.is_file():
+            _move_aside(path, actions)
+            return Check("cursor", "ok", f"corrupt cursor moved aside ({exc.reason})")
+        return Check(
+            "cursor",
+            "fail",
+            f"{path} is corrupt ({exc.reason}); automatic retain is paused",
+            "run /hindsight:doctor --fix (the file is kept as .corrupt-<ts>)",
+        )
+    except Exception as exc:
+        return Check("cursor", "fail", redact_error(exc), "check the state folder's permissions")
+    if snapshot.warnings:
+        return Check(
+            "cursor",
+            "warn",
+            f"{len(snapshot.sessions)} session(s); {len(snapshot.warnings)} unusable entr(y/ies) dropped",
+            "nothing to do: those sessions start a fresh cursor",
+        )
+    return Check("cursor", "ok", f"{len(snapshot.sessions)} session(s)")
+
+
+def _meta_checks(rt: SessionRuntime, fix: bool, actions: list[str]) -> list[Check]:
+    """Every session meta file of this project: one that fails closed silences its session."""
+    from ..governance.session_meta import read_meta
+
+    folder = rt.state_dir / "session-meta"
+    paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if rt.meta is not None and rt.meta.path not in paths and os.path.lexists(rt.meta.path):
+        paths.append(rt.meta.path)
+    bad: list[tuple[Path, str]] = []
+    for path in paths:
+        read = read_meta(path)
+        if read.failed_closed:
+            bad.append((path, read.reason or "unreadable"))
+    if not bad:
+        return [Check("session meta", "ok", f"{len(paths)} file(s) readable" if paths else "none yet")]
+    out: list[Check] = []
+    for path, reason in bad:
+        if fix and path.is_file():
+            _move_aside(path, actions)
+            out.append(Check("session meta", "ok", f"{path.name}: corrupt file moved aside ({reason})"))
+        else:
+            out.append(
+                Check(
+                    "session meta",
+                    "fail",
+                    f"{path.name} fails closed ({reason}): recall and retain are off for that session",
+                    "run /hindsight:mode normal in that session, or /hindsight:doctor --fix (the file is kept)",
+                )
+            )
+    return out
+
+
 def _backend_checks(rt: SessionRuntime) -> list[Check]:
     out: list[Check] = []
     backend: Any = rt.backend()
     if backend is None:
         return [Check("backend", "fail", rt.backend_error or "not initialised", "check the config and the store path")]
     if rt.backend_kind == "hindsight":
+        wait_s = min(5.0, rt.cfg.hindsight.timeout_ms / 1000.0)  # doctor answers promptly, even when down
         try:
-            health = backend.health(timeout_s=5.0)
+            health = backend.health(timeout_s=wait_s)
             out.append(
                 Check("server", "ok", f"{redact_text(rt.cfg.hindsight_base_url())} health {health.get('status', 'ok')}")
             )
         except Exception as exc:
             return [Check("server", "fail", redact_error(exc), "start the server or fix hindsight.base_url")]
         try:
-            ver = backend.version(timeout_s=5.0)
-            out.append(Check("server version", "ok", f"api {ver.get('api_version', '?')}"))
+            ver = backend.version(timeout_s=wait_s)
+            api = str(ver.get("api_version", "?"))
+            features = ver.get("features") if isinstance(ver.get("features"), dict) else {}
+            on = sorted(k for k, v in features.items() if v is True)
+            detail = f"api {api}; features: {', '.join(on) or 'none'}"
+            old = _version_tuple(api) < (1, 1, 0)
+            out.append(Check("server version", "warn" if old else "ok", detail, "upgrade Hindsight to >= 1.1.0"))
         except Exception as exc:
             out.append(Check("server version", "warn", redact_error(exc), "upgrade Hindsight to >= 1.1.0"))
         for bank in [b for b in (rt.project_bank(), rt.user_bank()) if b]:
             try:
-                exists = backend.bank_exists(bank, timeout_s=5.0)
+                exists = backend.bank_exists(bank, timeout_s=wait_s)
                 out.append(
                     Check(
                         f"bank {bank}",
@@ -199,7 +282,7 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
                 kind = getattr(exc, "kind", "")
                 fix = "check HINDSIGHT_API_KEY" if kind == "auth" else "check the server"
                 out.append(Check(f"bank {bank}", "fail", redact_error(exc), fix))
-        out.extend(_verify_writes(rt, backend))
+        out.extend(_verify_writes(rt, backend, wait_s))
     else:
         try:
             problems = backend.quick_check()
@@ -216,7 +299,15 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
     return out
 
 
-def _verify_writes(rt: SessionRuntime, backend: Any) -> list[Check]:
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts) if parts else (0,)
+
+
+def _verify_writes(rt: SessionRuntime, backend: Any, wait_s: float) -> list[Check]:
     try:
         from ..queue.receipts import read_receipts
 
@@ -225,10 +316,14 @@ def _verify_writes(rt: SessionRuntime, backend: Any) -> list[Check]:
         return []
     failed: list[str] = []
     checked = 0
+    seen: set[str] = set()
     for r in receipts:
         for op in r.get("operation_ids") or []:
+            if op in seen:  # the items of one job share its operation
+                continue
+            seen.add(op)
             try:
-                st = backend.get_operation(r["bank_id"], op, timeout_s=5.0)
+                st = backend.get_operation(r["bank_id"], op, timeout_s=wait_s)
             except Exception:
                 continue
             checked += 1

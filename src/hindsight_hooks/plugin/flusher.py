@@ -3,11 +3,18 @@
 The timer is a daemon thread, single-flight (a tick is skipped while another runs), so a slow
 server can never pile up flushes; shutdown stops it (waiting at most 1 s) and then drains what
 it can within ``shutdown_flush_timeout_ms``, leaving the rest on disk.
+
+The one-off startup flush (§4 step 5) runs on the same single-flight lock and is tracked like
+the timer: shutdown joins it before its own flush, so the two never race for the same jobs (a
+fresh claim would block the bank and shutdown would send nothing), and the backend is never
+closed while it is still delivering (ADR 018).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .delivery import deliver
@@ -15,19 +22,35 @@ from .delivery import deliver
 if TYPE_CHECKING:
     from .runtime import SessionRuntime
 
+STOP_WAIT_S = 1.0
+
 
 class PeriodicFlusher:
-    """Runs ``flush(periodic bounds)`` every ``interval_ms`` until stopped."""
+    """Runs ``flush(periodic bounds)`` every ``interval_ms`` (0 = no timer) until stopped."""
 
     def __init__(self, rt: SessionRuntime, interval_ms: int) -> None:
         self._rt = rt
         self._interval_s = interval_ms / 1000.0
         self._stop = threading.Event()
         self._busy = threading.Lock()
-        self._thread = threading.Thread(target=self._loop, name="hindsight-periodic-flush", daemon=True)
+        self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
+
+    def _spawn(self, target: Callable[[], object], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        with self._threads_lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
 
     def start(self) -> None:
-        self._thread.start()
+        """Start the timer thread (only when an interval is configured)."""
+        if self._interval_s > 0:
+            self._spawn(self._loop, "hindsight-periodic-flush")
+
+    def run_once_in_background(self) -> None:
+        """One bounded flush on its own thread (the startup flush), tracked for ``stop``."""
+        self._spawn(self.tick, "hindsight-startup-flush")
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval_s):
@@ -55,10 +78,17 @@ class PeriodicFlusher:
         finally:
             self._busy.release()
 
-    def stop(self, wait_s: float = 1.0) -> None:
+    def stop(self, wait_s: float = STOP_WAIT_S) -> bool:
+        """Stop the timer and wait (at most ``wait_s`` in all) for running flushes; True if none is left."""
         self._stop.set()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(wait_s)
+        end = time.monotonic() + max(0.0, wait_s)
+        me = threading.current_thread()
+        with self._threads_lock:
+            threads = [t for t in self._threads if t is not me]
+        for thread in threads:
+            if thread.is_alive():
+                thread.join(max(0.0, end - time.monotonic()))
+        return not any(t.is_alive() for t in threads)
 
 
 def start_background(rt: SessionRuntime) -> None:
@@ -66,28 +96,25 @@ def start_background(rt: SessionRuntime) -> None:
     cfg = rt.cfg
     if not rt.enabled or not cfg.retain.enabled:
         return
-    interval = cfg.retain.effective_flush_interval_ms()
     if rt.flusher is not None:
-        rt.flusher.stop(1.0)
+        rt.flusher.stop(STOP_WAIT_S)
         rt.flusher = None
-    flusher = PeriodicFlusher(rt, interval) if interval > 0 else None
-    if flusher is not None:
-        rt.flusher = flusher
-        flusher.start()
+    flusher = PeriodicFlusher(rt, cfg.retain.effective_flush_interval_ms())
+    rt.flusher = flusher
+    flusher.start()
     try:
         due = rt.queue().report().get("active", {}).get("due", 0)
     except Exception:
         due = 0
     if due:
-        once = flusher or PeriodicFlusher(rt, 1)
-        threading.Thread(target=once.tick, name="hindsight-startup-flush", daemon=True).start()
+        flusher.run_once_in_background()
 
 
 def shutdown_flush(rt: SessionRuntime) -> None:
     """Stop the timer, flush within the shutdown bound, report leftovers once, close."""
     cfg = rt.cfg
     if rt.flusher is not None:
-        rt.flusher.stop(1.0)
+        rt.flusher.stop(STOP_WAIT_S)
         rt.flusher = None
     try:
         if rt.enabled and rt.backend() is not None and rt.queue().count_active() > 0:

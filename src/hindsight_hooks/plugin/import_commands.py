@@ -129,10 +129,31 @@ def _handler(runtime_for: RuntimeFor, name: str) -> Callable[[str, HostContext],
     return run
 
 
+def _no_sessions(folder: Path, missing: bool, refused: list[dict[str, str]], as_json: bool) -> CommandResult:
+    """Discovery found nothing to import: say so plainly, as a warning (never an error)."""
+    data: dict[str, Any] = {"action": "import", "status": "no-sessions", "folder": str(folder), "refused": refused}
+    if refused:
+        text = f"no sessions of this project found in {folder}" + "".join(
+            f"\nskipped {r['file']}: {r['reason']}" for r in refused
+        )
+    else:
+        text = f"no sessions found in {folder}" + (" (the folder does not exist)" if missing else "")
+    return _result(text, "warning", data, as_json)
+
+
 def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> CommandResult:
     """Plan, preview, confirm, import — the whole command, for any of the four names."""
     from ..importer.documents import ImportSettings
-    from ..importer.runner import ImportFailure, Plan, build_preview, confirm, execute, plan_file, plan_session
+    from ..importer.runner import (
+        ImportFailure,
+        NothingToImport,
+        Plan,
+        build_preview,
+        confirm,
+        execute,
+        plan_file,
+        plan_session,
+    )
     from ..importer.sources import ImportRefused, discover
 
     if rt.loaded.error:
@@ -158,12 +179,14 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
                 )
             folder = Path(os.path.abspath(session_file)).parent
             found = discover(folder, rt.cwd, rt.identity.root)
-            refused = [{"file": str(p), "reason": why} for p, why in found.refused]
+            refused = [{"file": str(p), "reason": redact_error(why)} for p, why in found.refused]
+            if not found.accepted:
+                return _no_sessions(folder, found.missing, refused, args.as_json)
             for path in found.accepted:
                 try:
                     plans.append(plan_session(rt, path, settings, explicit=False))
                 except (ImportFailure, ImportRefused) as exc:
-                    refused.append({"file": str(path), "reason": str(exc)})
+                    refused.append({"file": str(path), "reason": redact_error(exc)})
             scope = f"project bank {rt.project_bank()} from {len(found.accepted)} session file(s) in {folder}"
         else:
             if session_file is None:
@@ -173,6 +196,9 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
                 return CommandResult(f"the session file {path} does not exist yet; nothing to import", "warning")
             plans.append(plan_session(rt, path, settings, explicit=True))
             scope = f"project bank {plans[0].bank_id} from current session {path}"
+    except NothingToImport as exc:
+        text = redact_error(exc)
+        return _result(text, "warning", {"status": "nothing-to-import", "reason": text}, args.as_json)
     except (ImportRefused, ImportFailure) as exc:
         return CommandResult(redact_error(exc), "error", {"error": redact_error(exc)})
 
@@ -188,7 +214,9 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
     refused_text = "".join(f"\nskipped {r['file']}: {r['reason']}" for r in refused)
     if not preview.views:
         data.update(summary=preview.summary(status="nothing-to-import", write=False), documents=[])
-        return _result(f"nothing to import ({scope}){refused_text}", "info", data, args.as_json)
+        level = "warning" if refused or preview.warnings else "info"
+        warned_text = "".join(f"\nwarning: {w}" for w in preview.warnings)
+        return _result(f"nothing to import ({scope}){warned_text}{refused_text}", level, data, args.as_json)
 
     if args.dry_run:
         data["documents"] = [v.as_dict(preview=True) for v in preview.views]
@@ -235,5 +263,6 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
     if outcome.enqueue_error:
         lines.append(f"could not queue: {outcome.enqueue_error}")
     lines += [f"warning: {w}" for w in data["warnings"]]
-    level = "error" if outcome.activity == "import-failed" else "warning" if counts["queued"] or refused else "info"
+    attention = bool(counts["queued"] or refused or data["warnings"])
+    level = "error" if outcome.activity == "import-failed" else "warning" if attention else "info"
     return _result("\n".join(lines) + refused_text, level, data, args.as_json)

@@ -27,7 +27,9 @@ from .render import BankBlock, inject, quality_filter, render_block
 if TYPE_CHECKING:
     from .runtime import SessionRuntime
 
-_CACHE = RecallCache()
+_CACHE = RecallCache(ttl_ms=float("inf"))
+"""Process-wide (§5.2). Entries are bounded by the LRU size; each session's own
+``recall.cache_ttl_ms`` decides at lookup whether an entry is still fresh for it."""
 _EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="hindsight-recall")
 _POLL_S = 0.02
 
@@ -88,6 +90,8 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
         _last_user_content(clean),
     )
     hit = _CACHE.get(key)
+    if hit is not None and time.monotonic() * 1000.0 - hit.stored_at_ms >= rc.cache_ttl_ms:
+        hit = None
     if hit is not None:
         rt.set_activity(f"recalled:{hit.count}")
         return inject(messages, hit.render, hit.timestamp_ms, rc.injection_position) if hit.render else None
@@ -166,7 +170,7 @@ def _recall_all(
             max_source_facts_tokens=rc.max_source_facts_tokens,
             limit=rc.top_k,
         )
-        fut = _EXECUTOR.submit(backend.recall, scope.bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
+        fut = _EXECUTOR.submit(_recall_one, rt, backend, scope.bank_id, request, deadline, abandon)
         futures.append((scope, composed.query, fut))
 
     while True:
@@ -198,6 +202,22 @@ def _recall_all(
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
     abandon.set()
     return blocks, failures, False
+
+
+def _recall_one(
+    rt: SessionRuntime,
+    backend: MemoryBackend,
+    bank_id: str,
+    request: RecallRequest,
+    deadline: float,
+    abandon: threading.Event,
+) -> Any:
+    """One bank's recall on a pool thread; marked in flight so a shutdown never closes the
+    backend under it (an abandoned request may still be leaving SQLite or its socket)."""
+    with rt.backend_use():
+        if abandon.is_set():
+            raise BackendError("recall", "aborted", "request aborted")
+        return backend.recall(bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
 
 
 def _failure(scope: Scope, query: str, error: str, kind: str) -> dict[str, Any]:

@@ -175,15 +175,16 @@ def _post_retain_reflect(rt: SessionRuntime, bank_id: str) -> None:
 
     def run() -> None:
         try:
-            backend.reflect(
-                bank_id,
-                ReflectRequest(
-                    query="Reflect on the recently retained session to extract insights",
-                    context="Post-retain reflection",
-                    budget=rt.cfg.recall.budget,
-                ),
-                timeout_s=rt.cfg.hindsight.timeout_ms / 1000.0,
-            )
+            with rt.backend_use():
+                backend.reflect(
+                    bank_id,
+                    ReflectRequest(
+                        query="Reflect on the recently retained session to extract insights",
+                        context="Post-retain reflection",
+                        budget=rt.cfg.recall.budget,
+                    ),
+                    timeout_s=rt.cfg.hindsight.timeout_ms / 1000.0,
+                )
         except Exception:
             pass
 

@@ -7,9 +7,11 @@ through it so that each of them sees the same facts and the same failure streaks
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 
 STATE_DIR_NAME = ".hindsight"
 STARTUP_ENSURE_MS = 5000
+CLOSE_DRAIN_S = 0.5
+"""How long closing waits for background backend work (an abandoned recall, a background flush)
+to leave the backend before handing the close to the last of them (ADR 018)."""
 
 _ensured_lock = threading.Lock()
 _ensured: set[tuple[str, str]] = set()
@@ -70,6 +75,9 @@ class SessionRuntime:
         self._backend_lock = threading.Lock()
         self._queue: RetainQueue | None = None
         self._cursors: CursorStore | None = None
+        self._uses = 0
+        self._uses_cv = threading.Condition()
+        self._close_deferred = False
         self.closed = False
         self.flusher: Any = None
         self.mental_models: Any = None
@@ -197,8 +205,43 @@ class SessionRuntime:
     def start_cooldown(self, bank_id: str) -> None:
         self.cooldown_until[bank_id] = time.monotonic() + self.cfg.recall.failure_cooldown_ms / 1000.0
 
-    # -- teardown ---------------------------------------------------------------------------
-    def close_quietly(self) -> None:
+    # -- background work and teardown ---------------------------------------------------------
+    @contextlib.contextmanager
+    def backend_use(self) -> Iterator[None]:
+        """Mark backend work in flight. Closing never pulls the backend from under it (ADR 018).
+
+        Background threads (recall lanes, timer and startup flushes) wrap their backend calls
+        in this; a close that finds work in flight waits up to ``CLOSE_DRAIN_S`` and otherwise
+        leaves the close to the last user. Closing a SQLite connection while another thread is
+        inside a statement on it can crash the whole host process.
+        """
+        with self._uses_cv:
+            self._uses += 1
+        try:
+            yield
+        finally:
+            with self._uses_cv:
+                self._uses -= 1
+                if self._uses == 0:
+                    self._uses_cv.notify_all()
+                    if self._close_deferred:
+                        self._close_deferred = False
+                        self._close_backend_locked()
+
+    def _close_backend_locked(self) -> None:
+        """Close the backend; the caller holds ``_uses_cv`` so no new use starts half-way."""
+        with self._backend_lock:
+            backend, self._backend = self._backend, None
+            self._backend_error = self._backend_error or "closed"
+        if backend is None:
+            return
+        try:
+            backend.close()
+        except Exception:
+            pass
+
+    def close_quietly(self, drain_s: float = CLOSE_DRAIN_S) -> None:
+        """Stop background work, refuse later queue writes, close the backend (never raises)."""
         self.closed = True
         try:
             if self.flusher is not None:
@@ -210,8 +253,8 @@ class SessionRuntime:
                 self._queue.close()
         except Exception:
             pass
-        try:
-            if self._backend is not None:
-                self._backend.close()
-        except Exception:
-            pass
+        with self._uses_cv:
+            if not self._uses_cv.wait_for(lambda: self._uses == 0, timeout=max(0.0, drain_s)):
+                self._close_deferred = True
+                return
+            self._close_backend_locked()

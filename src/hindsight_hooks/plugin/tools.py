@@ -14,7 +14,7 @@ from typing import Any
 
 from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest
 from ..governance import identity as ident
-from ..governance.redact import redact_error
+from ..governance.redact import redact_error, redact_text
 from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
 from .delivery import deliver
@@ -40,6 +40,8 @@ RECALL_DESC = (
 REFLECT_DESC = "Ask long-term memory a question and get a synthesised answer over what it holds."
 EDIT_DESC = "Update, forget or invalidate one local memory. Use only ids that hindsight_recall returned."
 NO_REFLECT = "No relevant information found to reflect on."
+BEHIND_BACKLOG = "an earlier job for this bank is still queued"
+NOT_YET = "delivery did not finish within retain.flush_timeout_ms"
 
 
 def build_tools(runtime_for: RuntimeFor) -> list[Tool]:
@@ -96,6 +98,14 @@ def _read_gate(rt: SessionRuntime) -> ToolResult | None:
 
 
 def _write_gate(rt: SessionRuntime, what: str) -> ToolResult | None:
+    blocked = _write_gate_mode(rt, what)
+    if blocked is None and rt.ctx.signal.is_set():
+        # Aborted while the read-only question was open: an abort wins over an answer.
+        return ToolResult.error("request aborted", "aborted")
+    return blocked
+
+
+def _write_gate_mode(rt: SessionRuntime, what: str) -> ToolResult | None:
     if rt.meta is None:
         return None
     record = rt.meta.read().record
@@ -181,29 +191,36 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     n = len(items)
     noun = "memory" if n == 1 else "memories"
     doc_ids = list(dict.fromkeys(i["document_id"] for i in items))
-    delivered = False
+    delivered = dead = False
     error: str | None = None
     delivered_entry: dict[str, Any] | None = None
     if enq.bank_head:
         report = deliver(rt, banks={bank_id}, budget_ms=rt.cfg.retain.flush_timeout_ms)
         delivered_entry = report.delivered_job(enq.job_id)
         delivered = delivered_entry is not None
+        dead = report.result is not None and enq.job_id in report.result.dead_letter_ids
         error = report.errors.get(bank_id) or report.error
+        if not delivered and not error:
+            error = NOT_YET
     else:
-        error = rt.last_error
+        # Not this bank's head: an older job goes first (after its backoff). Say so, and keep
+        # the last delivery error visible, without calling the backlog's error this job's.
+        error = BEHIND_BACKLOG + (f"; last error: {rt.last_error}" if rt.last_error else "")
     if rt.backend_kind == "local":
         if delivered:
-            ids = list((delivered_entry or {}).get("unit_ids") or [])
+            ids = _stored_unit_ids(rt, bank_id, doc_ids, delivered_entry or {})
             rt.set_activity("retained")
             return ToolResult.of_text(f"{n} {noun} stored.", count=n, bank_id=bank_id, ids=ids)
-        reason = error or "an earlier job for this bank is still queued"
-        text = (
-            f"{n} {noun} queued.\nThe local write did not happen now ({reason}); it stays queued and will be retried."
-        )
-        return ToolResult(
-            content=[{"type": "text", "text": text}],
-            details={"count": n, "stored": 0, "queued": True, "error": reason, "bank_id": bank_id},
-        )
+        reason = error or NOT_YET
+        if dead:
+            after = "it was moved to the dead-letter file; /hindsight:queue --requeue-dead retries it."
+        else:
+            after = "it stays queued and will be retried."
+        text = f"{n} {noun} queued.\nThe local write did not happen now ({reason}); {after}"
+        local: dict[str, Any] = {"count": n, "stored": 0, "queued": True, "error": reason, "bank_id": bank_id}
+        if dead:
+            local["dead_lettered"] = True
+        return ToolResult(content=[{"type": "text", "text": text}], details=local)
     details: dict[str, Any] = {
         "count": n,
         "bank_id": bank_id,
@@ -214,8 +231,32 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     }
     if error and not delivered:
         details["last_error"] = error
+    if dead:
+        details["dead_lettered"] = True
     rt.set_activity("retained" if delivered else "retain-queued")
     return ToolResult(content=[{"type": "text", "text": f"{n} {noun} queued."}], details=details)
+
+
+def _stored_unit_ids(rt: SessionRuntime, bank_id: str, doc_ids: list[str], entry: dict[str, Any]) -> list[str]:
+    """The ids the local store now holds for the job's documents (what memory_edit takes).
+
+    The flush's delivered entry does not carry unit ids, so they are read back from the store
+    (the newest units of this session, filtered to the job's documents). Best effort: an
+    id list that cannot be read is empty, never invented.
+    """
+    given = entry.get("unit_ids")
+    if isinstance(given, list) and given:
+        return [str(i) for i in given]
+    backend: Any = rt.backend()
+    if backend is None or rt.identity is None or not hasattr(backend, "list_units"):
+        return []
+    wanted = set(doc_ids)
+    try:
+        groups = [{"tags": [f"session:{rt.identity.sid}"], "match": "any_strict"}]
+        hits = backend.list_units(bank_id, 500, 0, groups)
+    except Exception:
+        return []
+    return [h.id for h in hits if h.id and h.document_id in wanted]
 
 
 # -- recall -----------------------------------------------------------------------------------
@@ -275,7 +316,8 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
                 results.append((bank_id, None, redact_error(exc)))
     failures = [{"bank_id": b, "error": e} for b, _, e in results if e is not None]
     if len(failures) == len(results):
-        return ToolResult.error("recall failed: " + "; ".join(f"{f['bank_id']}: {f['error']}" for f in failures))
+        text = "recall failed: " + "; ".join(f"{f['bank_id']}: {f['error']}" for f in failures)
+        return ToolResult.error(text, "backend")
     hits = _merge_hits(rt, [h for _, hs, _ in results if hs for h in hs])
     details: dict[str, Any] = {"failures": failures} if failures else {}
     if not hits:
@@ -403,7 +445,14 @@ def _memory_edit(rt: SessionRuntime, p: MemoryEditParams) -> ToolResult:
             return ToolResult.of_text(f"Memory {p.id} not_editable in bank {bank_id}.", status="not_editable")
         if p.op == "update":
             importance = None if p.importance is None else min(1.0, max(0.0, p.importance))
-            content = None if p.content is None else strip_injected_blocks(p.content)
+            content = None
+            if p.content is not None:
+                # The same write policy as retain: recalled blocks out, secrets redacted before disk.
+                content = strip_injected_blocks(p.content).strip()
+                if not content:
+                    return ToolResult.error("content is empty (after removing recalled memory blocks)", "invalid")
+                if rt.cfg.retain.redact_secrets:
+                    content = redact_text(content)
             ok = backend.update_unit(bank_id, p.id, content=content, importance=importance)
             status = "updated" if ok else "not_found"
         elif p.op == "forget":

@@ -1,0 +1,156 @@
+"""``/hindsight:doctor`` through ``Host.command`` (BEHAVIOUR.md §10 "Doctor checks", "--fix").
+
+One ok/warn/fail line per check; every non-ok line says what to do; no content ever; ``--fix``
+repairs what is safe and reports each action, moving corrupt files aside instead of deleting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+
+from .cmdkit import Kit, closed_port_url, hs_kit_fixture, kit_fixture, local_kit_fixture, sid_of  # noqa: F401  (fixtures)
+
+SECRET_CONTENT = "Doctor must never print this memory about the zebra budget."
+
+
+def lines_of(text: str) -> dict[str, str]:
+    """``name -> whole line`` for the check lines (``fixed:`` lines are left out)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith(("ok ", "warn ", "fail ")):
+            name = line.split(None, 1)[1].split(":", 1)[0]
+            out.setdefault(name, line)
+    return out
+
+
+def test_a_healthy_project_is_all_ok(kit: Kit) -> None:
+    host = kit.host()
+    stored = host.call_tool("hindsight_retain", {"items": [{"content": SECRET_CONTENT}]})  # async on Hindsight
+    assert not stored.is_error
+    if kit.backend == "hindsight":
+        status = host.command("/hindsight").data
+        assert status is not None
+        (op,) = status["last_receipt"]["operation_ids"]
+        assert kit.store.wait_operation(kit.project_bank, op, timeout_s=30, poll_s=0.05)["status"] == "completed"
+    r = host.command("/hindsight:doctor")
+    assert r.level == "info", r.text
+    checks = lines_of(r.text)
+    assert all(line.startswith("ok ") for line in checks.values()), r.text
+    assert " — " not in r.text  # ok lines carry no advice
+    expected = {"config", "state folder", "queue", "cursor", "session meta", "import manifest", "import checkpoint"}
+    if kit.backend == "hindsight":
+        expected |= {"server", "server version", f"bank {kit.project_bank}", f"bank {kit.user_bank}", "writes"}
+        assert "api 1.1.0; features: " in checks["server version"]
+        assert checks["writes"] == "ok   writes: 1 recent async operation(s) verified"
+        assert "health healthy" in checks["server"]
+    else:
+        expected |= {"local store"}
+        assert checks["local store"] == "ok   local store: quick_check ok, FTS5 ok"
+    assert set(checks) == expected
+    assert "lock free" in checks["queue"]
+    assert "zebra" not in r.text
+    j = host.command("/hindsight:doctor --json")
+    data = json.loads(j.text)
+    assert data == j.data and data["status"] == "ok" and data["actions"] == []
+    assert all(set(c) == {"name", "status", "detail", "fix"} for c in data["checks"])
+    assert "zebra" not in j.text
+    u = host.command("/hindsight:doctor --all")
+    assert (u.level, u.text) == ("warning", "usage: /hindsight:doctor [--json] [--fix]")
+
+
+def test_server_down_is_a_failure_with_what_to_do(hs_kit: Kit) -> None:
+    hs_kit.configure(sections={"hindsight": {"timeout_ms": 1000}})
+    hs_kit.use_url(closed_port_url())
+    r = hs_kit.host().command("/hindsight:doctor")
+    assert r.level == "error"
+    server = lines_of(r.text)["server"]
+    assert server.startswith("fail server: ") and server.endswith(" — start the server or fix hindsight.base_url")
+
+
+def test_fix_repairs_modes_gitignore_and_moves_corrupt_files_aside(kit: Kit) -> None:
+    host = kit.host()
+    host.command("/hindsight:tag add x")  # writes this session's meta file
+    state = kit.state
+    meta = state / "session-meta" / f"{sid_of(kit)}.json"
+    cursor = state / "retain-cursors.json"
+    manifest = state / "import-manifest.json"
+    meta.write_text('{"retained": true, "mode": "bogus"}', encoding="utf-8")
+    cursor.write_text("{truncated", encoding="utf-8")
+    manifest.write_text("[]", encoding="utf-8")
+    os.chmod(state, 0o755)
+    os.chmod(cursor, 0o644)
+    (state / ".gitignore").unlink()
+
+    r = host.command("/hindsight:doctor")
+    assert r.level == "error"
+    checks = lines_of(r.text)
+    folder = checks["state folder"]
+    assert folder.startswith("warn state folder: folder mode 0o755") and "no .gitignore" in folder
+    assert folder.endswith(" — run /hindsight:doctor --fix")
+    assert checks["cursor"].startswith(f"fail cursor: {cursor} is corrupt") and "--fix" in checks["cursor"]
+    assert checks["session meta"].startswith(f"fail session meta: {meta.name} fails closed (mode is missing")
+    assert "/hindsight:mode normal" in checks["session meta"]
+    assert checks["import manifest"].startswith(f"fail import manifest: {manifest} is corrupt (not a JSON object)")
+    assert "bogus" not in r.text and "truncated" not in r.text
+
+    fixed = host.command("/hindsight:doctor --fix")
+    actions = [line for line in fixed.text.splitlines() if line.startswith("fixed: ")]
+    assert f"fixed: chmod 700 {state}" in actions
+    assert f"fixed: chmod 600 {cursor}" in actions
+    assert any(a.startswith(f"fixed: created {state / '.gitignore'}") for a in actions), actions
+    for path in (cursor, meta, manifest):
+        assert any(a.startswith(f"fixed: moved {path} to {path}.corrupt-") for a in actions), (path, actions)
+        assert not path.exists() and len(list(path.parent.glob(path.name + ".corrupt-*"))) == 1
+    assert fixed.data is not None and len(fixed.data["actions"]) == len(actions)
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700 and (state / ".gitignore").exists()
+    again = host.command("/hindsight:doctor")
+    assert again.level == "info", again.text
+    assert host.command("/hindsight:session").text.startswith("mode=normal recall=on retain=on")
+
+
+def test_config_warnings_and_an_unusable_store(local_kit: Kit) -> None:
+    local_kit.configure(sections={"queue": {"max_attempts": "five"}})
+    local_kit.store.close()
+    for suffix in ("", "-wal", "-shm"):
+        local_kit.db.with_name(local_kit.db.name + suffix).unlink(missing_ok=True)
+    local_kit.db.mkdir()
+    r = local_kit.host().command("/hindsight:doctor")
+    assert r.level == "error"
+    checks = lines_of(r.text)
+    assert checks["config"].startswith("warn config: 1 warning(s): ") and "queue.max_attempts" in checks["config"]
+    assert checks["config"].endswith(" — correct or remove the named keys")
+    assert checks["backend"].startswith("fail backend: ")
+    assert checks["backend"].endswith(" — check the config and the store path")
+
+
+_HOLDER = """
+import sys, time
+from pathlib import Path
+from hindsight_hooks.config_model import QueueConfig
+from hindsight_hooks.queue import RetainQueue
+queue = RetainQueue(Path(sys.argv[1]), QueueConfig())
+with queue.lock.hold():
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_doctor_names_the_queue_lock_holder(kit: Kit) -> None:
+    host = kit.host()
+    assert "lock free" in lines_of(host.command("/hindsight:doctor").text)["queue"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(kit.queue_file)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        queue = lines_of(host.command("/hindsight:doctor").text)["queue"]
+        assert f"lock held by pid {proc.pid} on {socket.gethostname()} since 20" in queue
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert "lock free" in lines_of(host.command("/hindsight:doctor").text)["queue"]
