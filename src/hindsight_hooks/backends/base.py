@@ -49,6 +49,23 @@ class BankSpec:
     retain_structured_chunk_size: int | None = None
 
 
+MEMORY_ITEM_FIELDS: tuple[str, ...] = (
+    "content",
+    "context",
+    "timestamp",
+    "document_id",
+    "update_mode",
+    "tags",
+    "metadata",
+    "observation_scopes",
+    "entities",
+    "strategy",
+)
+"""The fields of one retain item, in their canonical order (Hindsight's ``MemoryItem``, §14).
+The queue writes items in this order and a backend forwards only these, so queue bookkeeping
+or a future job field never reaches a server by accident."""
+
+
 @dataclass
 class RetainOutcome:
     """Aggregates of one delivered batch (never content)."""

@@ -13,25 +13,12 @@ from typing import Any
 from urllib.parse import quote
 
 from ..governance.redact import redact_error
-from .base import BankSpec, ErrorKind, MemoryHit, RecallRequest, ReflectRequest, RetainOutcome
+from .base import MEMORY_ITEM_FIELDS, BankSpec, ErrorKind, MemoryHit, RecallRequest, ReflectRequest, RetainOutcome
 
 API_PREFIX = "/v1/default/banks"
 DETAIL_LIMIT = 500
 
-# MemoryItem fields we forward (BEHAVIOUR.md §14). A whitelist, so queue bookkeeping or a
-# future job field never reaches the server by accident.
-_ITEM_FIELDS = (
-    "content",
-    "context",
-    "timestamp",
-    "document_id",
-    "update_mode",
-    "tags",
-    "metadata",
-    "observation_scopes",
-    "entities",
-    "strategy",
-)
+_ITEM_FIELDS = MEMORY_ITEM_FIELDS  # a whitelist: nothing else reaches the server
 
 # Validation-error keys that may echo the request (and so transcript text) back at us.
 _ECHO_KEYS = frozenset({"input", "ctx", "url"})

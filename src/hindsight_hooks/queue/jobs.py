@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ..backends.base import MEMORY_ITEM_FIELDS
 from .errors import QueueError
 from .timefmt import iso_ms
 
@@ -40,18 +41,7 @@ STATE_FIELDS: tuple[str, ...] = (
 )
 _JOB_ORDER: tuple[str, ...] = ("id", "bank_id", "created_at", "source", "async", "items", "attempts", *STATE_FIELDS)
 _NEW_JOB_KEYS: frozenset[str] = frozenset({"id", "bank_id", "created_at", "source", "async", "items", "attempts"})
-_ITEM_ORDER: tuple[str, ...] = (
-    "content",
-    "context",
-    "timestamp",
-    "document_id",
-    "update_mode",
-    "tags",
-    "metadata",
-    "observation_scopes",
-    "entities",
-    "strategy",
-)
+_ITEM_ORDER: tuple[str, ...] = MEMORY_ITEM_FIELDS
 
 
 class InvalidJobError(QueueError, ValueError):
