@@ -7,10 +7,7 @@ Server facts these tests pin down are recorded in ADR 010 and ADR 013.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +17,8 @@ import pytest
 
 from hindsight_hooks.backends.base import BankSpec, RecallRequest, ReflectRequest
 from hindsight_hooks.backends.hindsight import HindsightBackend, HindsightError
+
+from .relay import SwitchableRelay
 
 pytestmark = pytest.mark.integration
 
@@ -439,71 +438,21 @@ def test_wrong_key_is_not_an_auth_failure_on_an_open_server(hindsight_url: str, 
         backend.close()
 
 
-class Forwarder:
-    """A loopback TCP relay in front of the real server, which a test can cut at any moment."""
-
-    def __init__(self, target_url: str) -> None:
-        hostport = target_url.split("://", 1)[1].split("/", 1)[0]
-        host, _, port = hostport.rpartition(":")
-        self.target = (host, int(port))
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self._conns: list[socket.socket] = []
-        self._cut = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            if self._cut:
-                client.close()
-                return
-            upstream = socket.create_connection(self.target)
-            self._conns += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                dst.sendall(data)
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-
-    def cut(self) -> None:
-        """Stop listening and drop every live connection: the 'server' is gone."""
-        self._cut = True
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone would not
-        self.sock.close()
-        for c in self._conns:
-            with contextlib.suppress(OSError):
-                c.shutdown(socket.SHUT_RDWR)
-            c.close()
-
-
 @pytest.fixture
-def forwarder(hindsight_url: str) -> Iterator[Forwarder]:
-    fwd = Forwarder(hindsight_url)
-    yield fwd
-    with contextlib.suppress(OSError):
-        fwd.cut()
+def forwarder(hindsight_url: str) -> Iterator[SwitchableRelay]:
+    relay = SwitchableRelay(hindsight_url)
+    yield relay
+    relay.close()
 
 
-def test_server_gone_mid_way_is_a_transient_transport_error(forwarder: Forwarder, make_bank: MakeBank) -> None:
+def test_server_gone_mid_way_is_a_transient_transport_error(forwarder: SwitchableRelay, make_bank: MakeBank) -> None:
     bank = make_bank()
     backend = HindsightBackend(forwarder.url, retry_base_ms=10, retry_jitter_ms=5)
     try:
         assert backend.health(timeout_s=10)["status"] == "healthy"
         backend.retain_batch(bank, [item("before the outage", "d")], operation_id=op_id(), async_=False)
         assert backend.recall(bank, RecallRequest(query="outage"), timeout_s=10).hits
-        forwarder.cut()
+        forwarder.close()
         for call in (
             lambda: backend.retain_batch(bank, [item("during", "d2")], operation_id=op_id(), timeout_s=5),
             lambda: backend.recall(bank, RecallRequest(query="outage"), timeout_s=5),
