@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,18 +120,26 @@ def project_bank_or_fail(rt: SessionRuntime) -> str:
     return bank
 
 
-def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
-    """Parse a Pi session file that belongs here and build its documents."""
-    assert rt.identity is not None
-    bank = project_bank_or_fail(rt)
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Turn what reading a source file can raise into the import's own outcomes: an empty file
+    is "nothing to import" (a warning), a damaged or unreadable one a clear failure naming it."""
     try:
-        parsed = parse_session(path)
+        yield
     except EmptyFileError as exc:
         raise NothingToImport(str(exc)) from None
     except SessionFormatError as exc:
         raise ImportFailure(str(exc)) from None
     except OSError as exc:
         raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
+
+
+def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """Parse a Pi session file that belongs here and build its documents."""
+    assert rt.identity is not None
+    bank = project_bank_or_fail(rt)
+    with _reading(path):
+        parsed = parse_session(path)
     check_belongs(Path(path), parsed.header, rt.cwd, rt.identity.root, explicit=explicit)
     docs = build_session_documents(parsed, settings, _scope(rt))
     return Plan(
@@ -204,14 +214,8 @@ def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
         raise ImportFailure(f"{path} is a folder, not a file: name one session file (or use import-project-sessions)")
     if not path.is_file():
         raise ImportFailure(f"{path} does not exist or is not a file")
-    try:
+    with _reading(path):
         kind = sniff(path)
-    except EmptyFileError as exc:
-        raise NothingToImport(str(exc)) from None
-    except SessionFormatError as exc:
-        raise ImportFailure(str(exc)) from None
-    except OSError as exc:
-        raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
     if kind == "session":
         return plan_session(rt, path, settings, explicit=True)
     return plan_chat(rt, path)
