@@ -748,6 +748,7 @@ def load_config(
         data, error = _read_toml(path)
         if error is not None:
             errors.append(error)
+            files[source] = path  # it exists (it just does not parse): never report it as missing
         elif data is not None:
             files[source] = path
             layers.append((source, data, path))

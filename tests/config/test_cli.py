@@ -87,6 +87,9 @@ def test_config_parse_error_exits_1(tmp_path: Path) -> None:
     text = run_cli(tmp_path, "config", "--cwd", str(cwd))
     assert text.returncode == 1
     assert any(line.startswith("error: ") and str(bad) in line for line in text.stdout.splitlines())
+    # The file that does not parse is named as the project config, not reported missing.
+    assert f"# project config: {bad}" in text.stdout.splitlines()
+    assert data["files"] == {"project": str(bad)}
 
 
 def test_registry_runs_registered_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
