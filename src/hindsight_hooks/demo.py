@@ -7,6 +7,7 @@ turn gets them injected. Nothing leaves the machine: no server, no model, no net
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -81,16 +82,33 @@ def run_demo(folder: Path | None = None, out: TextIO | None = None) -> int:
         _say(out, host.command("/hindsight:queue").text)
     _say(out)
     _say(out, "== try next")
+    exe = console_script()
     for line in (
         f"cd {root}",
-        'hindsight-hooks recall "cache store"',
-        "hindsight-hooks queue --jobs",
-        "hindsight-hooks mode read-only",
-        "hindsight-hooks doctor",
-        "hindsight-hooks chat            # the reference host, offline echo model",
+        f'{exe} recall "cache store"',
+        f"{exe} queue --jobs",
+        f"{exe} mode read-only",
+        f"{exe} doctor",
+        f"{exe} chat            # the reference host, offline echo model",
     ):
         _say(out, f"  {line}")
     return 0
+
+
+def console_script() -> str:
+    """How the person can run *this* installation's ``hindsight-hooks`` from any folder.
+
+    The README installs into ``.venv`` without activating it, so the bare name is usually not
+    on ``PATH`` (or names another installation): then the absolute path of the script next to
+    this interpreter is printed instead, and the suggested commands work when pasted.
+    """
+    ours = Path(sys.executable).parent / "hindsight-hooks"
+    if not ours.exists():
+        return "hindsight-hooks"
+    found = shutil.which("hindsight-hooks")
+    if found is not None and Path(found).resolve() == ours.resolve():
+        return "hindsight-hooks"
+    return str(ours.absolute())
 
 
 def _status(host: Host) -> str:
