@@ -142,6 +142,11 @@ def cut_before_trailing_name(text: str, start: int, end: int) -> int:
     name_start, name_end = m.start(1), m.end(1)
     if not is_secret_key(text[name_start:name_end].strip(".-")) or not SEPARATOR.match(text, name_end):
         return end
+    # Hand back only the secret word when it is glued to what precedes it: in
+    # ``token=a000a000AUTHORIZATION:`` the ``a000a000`` is the previous value, not the name.
+    ending = secret_word_ending(text[name_start:name_end])
+    if ending is not None:
+        name_start += ending
     if name_start > start:
         return name_start
     words = list(SECRET_WORD.finditer(text, name_start, name_end))
