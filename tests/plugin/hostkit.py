@@ -355,3 +355,95 @@ def hanging_server() -> Iterator[HangingServer]:
     server = HangingServer()
     yield server
     server.close()
+
+
+class StubHindsight:
+    """A tiny Hindsight look-alike on a real loopback socket, for timing behaviour the real test
+    server cannot be made to show on demand (a mental-model list that takes its time, a server
+    that answers 503 and then recovers). Server semantics are tested against the real server;
+    this only answers the few routes the hooks call, with the real API's shapes.
+
+    - ``GET …/banks/<id>/config`` → ``{}`` (the bank exists); ``PUT …/banks/<id>`` → ``{}``.
+    - ``POST …/memories/recall`` → ``{"results": memories}`` after ``recall_delay_s``.
+    - ``GET …/mental-models`` waits for ``models_gate`` (set = no wait), then ``{"items": models}``;
+      ``POST …/mental-models`` records the body in ``created``.
+    - ``POST …/memories`` (retain) → ``{"success": true, "items_count": n}``.
+    - While ``down`` is true every request gets a 503.
+    """
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.memories: list[dict[str, Any]] = []
+        self.models: list[dict[str, Any]] = []
+        self.created: list[dict[str, Any]] = []
+        self.requests: list[str] = []
+        self.recall_delay_s = 0.0
+        self.models_gate = threading.Event()
+        self.models_gate.set()
+        self.down = False
+        self._guard = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _reply(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                path = self.path.split("?", 1)[0]
+                with stub._guard:
+                    stub.requests.append(f"{self.command} {self.path}")
+                if stub.down:
+                    self._reply(503, {"detail": "stub is down"})
+                    return
+                if path.endswith("/mental-models"):
+                    stub.models_gate.wait(30)
+                    if self.command == "POST":
+                        with stub._guard:
+                            stub.created.append(json.loads(raw or b"{}"))
+                        self._reply(200, {"mental_model_id": "x", "operation_id": "op"})
+                    else:
+                        self._reply(200, {"items": list(stub.models)})
+                elif path.endswith("/memories/recall"):
+                    time.sleep(stub.recall_delay_s)
+                    self._reply(200, {"results": list(stub.memories)})
+                elif path.endswith("/memories"):
+                    items = json.loads(raw or b"{}").get("items", [])
+                    self._reply(200, {"success": True, "items_count": len(items), "async": False})
+                else:
+                    self._reply(200, {})
+
+            do_GET = do_POST = do_PUT = _handle
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, name="stub-hindsight", daemon=True).start()
+
+    def request_lines(self) -> list[str]:
+        with self._guard:
+            return list(self.requests)
+
+    def close(self) -> None:
+        self.models_gate.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def stub_hindsight() -> Iterator[StubHindsight]:
+    server = StubHindsight()
+    yield server
+    server.close()

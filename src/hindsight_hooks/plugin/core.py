@@ -114,11 +114,12 @@ def _session_start(ctx: HostContext) -> None:
     from .flusher import start_background
 
     start_background(rt)
-    if rt.backend_kind == "hindsight" and rt.cfg.mental_models.enabled and rt.connection == "connected":
+    if rt.backend_kind == "hindsight" and rt.cfg.mental_models.enabled:
         from .mental_models import MentalModels
 
         rt.mental_models = MentalModels(rt)
-        rt.mental_models.start()
+        if rt.connection == "connected":  # offline: the first agent_end after the cooldown loads
+            rt.mental_models.start()
     if rt.cfg.notifications.startup:
         rt.info(_startup_notice(rt))
     rt.set_activity(rt.connection)

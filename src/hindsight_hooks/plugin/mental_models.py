@@ -55,7 +55,13 @@ SEEDS: list[dict[str, Any]] = [
 
 
 class MentalModels:
-    """Per-session loader and render cache for the mental-models block."""
+    """Per-session loader and render cache for the mental-models block.
+
+    A load that fails keeps the previous render (a blip never blanks curated summaries) and is
+    retried on the refresh schedule, not on every turn. A session that started offline does not
+    load at once (the first turn must not wait on a server that just failed, ADR 017); its first
+    ``agent_end`` after the banks' cooldown starts the load in the background (ADR 035).
+    """
 
     def __init__(self, rt: SessionRuntime) -> None:
         self._rt = rt
@@ -63,14 +69,12 @@ class MentalModels:
         self._loaded = threading.Event()
         self._loading = threading.Lock()
         self._loaded_at = 0.0
+        self._started = False
         self._first_context_done = False
-
-    def _scope_tag(self) -> str:
-        assert self._rt.identity is not None
-        return f"repo:{self._rt.identity.repo_key}"
 
     def _seeds_for(self) -> list[tuple[str, dict[str, Any]]]:
         rt = self._rt
+        assert rt.identity is not None
         project, user = rt.project_bank(), rt.user_bank()
         explicit = bool(rt.cfg.banks.project.bank_id)
         out: list[tuple[str, dict[str, Any]]] = []
@@ -87,77 +91,98 @@ class MentalModels:
                 "tags": [],
             }
             if seed["tagged"]:
-                body["tags"] = [self._scope_tag()]
-                if explicit and rt.identity is not None:
+                body["tags"] = [f"repo:{rt.identity.repo_key}"]
+                if explicit:
                     body["id"] = f"{seed['id']}-{rt.identity.repo_key}"
             out.append((bank, body))
         return out
 
+    def _scope_tags(self, bank: str) -> set[str] | None:
+        """The tags a model in ``bank`` must share to be visible; ``None`` = every model is.
+
+        The scope is the one recall uses for that bank: ``repo:<key>`` for the project bank,
+        ``user_scope_tags`` for the user bank (an empty list is no filter there, as in §3.5).
+        """
+        rt = self._rt
+        assert rt.identity is not None
+        if bank == rt.project_bank():
+            return {f"repo:{rt.identity.repo_key}"}
+        from ..governance.identity import user_scope_tags
+
+        tags = set(user_scope_tags(rt.cfg, rt.identity.host))
+        return tags or None
+
     def start(self) -> None:
+        self._started = True
         threading.Thread(target=self.load, name="hindsight-mental-models", daemon=True).start()
 
     def load(self) -> None:
         if not self._loading.acquire(blocking=False):
             return
         try:
-            self._render = self._fetch()
-            self._loaded_at = time.monotonic()
+            with self._rt.backend_use():
+                self._render = self._fetch()
         except Exception:
-            pass
+            pass  # keep the previous render; retried after refresh_interval_ms
         finally:
+            self._loaded_at = time.monotonic()
             self._loading.release()
             self._loaded.set()
 
     def _fetch(self) -> str:
+        """Ensure, seed (create-only), list with content, filter by scope, render; raises on failure."""
         rt = self._rt
         backend: Any = rt.backend()
         if backend is None or rt.backend_kind != "hindsight":
-            return ""
+            raise RuntimeError("mental models need the Hindsight backend")
         timeout = rt.cfg.hindsight.timeout_ms / 1000.0
         seeds = self._seeds_for()
         banks = sorted({b for b, _ in seeds})
         for bank in banks:
-            try:
-                rt.ensure_bank(bank, timeout_s=timeout)
-            except Exception:
-                return ""
+            rt.ensure_bank(bank, timeout_s=timeout)
         if rt.cfg.mental_models.auto_seed:
             for bank in banks:
                 try:
-                    existing = {m.get("id") for m in backend.list_mental_models(bank, detail="metadata")}
+                    existing = {m.get("id") for m in backend.list_mental_models(bank, "metadata", timeout)}
                 except Exception:
-                    continue
+                    continue  # the list failed: create nothing in this bank
                 for seed_bank, body in seeds:
                     if seed_bank == bank and body["id"] not in existing:
                         try:
-                            backend.create_mental_model(bank, body)
+                            backend.create_mental_model(bank, body, timeout)
                         except Exception:
-                            pass
+                            pass  # e.g. no LLM on the server; create-only, never retried here
         visible: list[dict[str, Any]] = []
-        scope_tags = {self._scope_tag()}
-        if rt.identity is not None:
-            scope_tags.update(f"{p}:{rt.identity.host}" for p in ("source", "harness"))
         for bank in banks:
-            try:
-                models = backend.list_mental_models(bank, detail="content")
-            except Exception:
-                continue
-            for m in models:
+            scope = self._scope_tags(bank)
+            for m in backend.list_mental_models(bank, "content", timeout):
                 tags = set(m.get("tags") or [])
-                if m.get("content") and (not tags or tags & scope_tags):
+                if m.get("content") and (not tags or scope is None or tags & scope):
                     visible.append(m)
         visible.sort(key=lambda m: str(m.get("name", "")))
         from .render import render_mental_models
 
         return render_mental_models(visible, rt.cfg.mental_models.max_render_chars)
 
-    def render_for_context(self) -> str:
+    def render_for_context(self, deadline: float | None = None) -> str:
+        """The cached render; the session's first call waits for a started load until
+        ``deadline`` (monotonic), at most ``FIRST_TURN_WAIT_S`` after the call began."""
         if not self._first_context_done:
             self._first_context_done = True
-            self._loaded.wait(FIRST_TURN_WAIT_S)
+            if self._started:
+                end = time.monotonic() + FIRST_TURN_WAIT_S if deadline is None else deadline
+                self._loaded.wait(max(0.0, end - time.monotonic()))
         return self._render
 
     def maybe_refresh(self) -> None:
-        interval_s = self._rt.cfg.mental_models.refresh_interval_ms / 1000.0
+        """At ``agent_end``: reload in the background once ``refresh_interval_ms`` has passed,
+        or load for the first time once a session that started offline is out of cooldown."""
+        rt = self._rt
+        if not self._started:
+            banks = {b for b, _ in self._seeds_for()}
+            if banks and not any(rt.in_cooldown(b) for b in banks):
+                self.start()
+            return
+        interval_s = rt.cfg.mental_models.refresh_interval_ms / 1000.0
         if self._loaded.is_set() and time.monotonic() - self._loaded_at >= interval_s:
             self.start()

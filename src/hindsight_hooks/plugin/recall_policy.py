@@ -20,6 +20,7 @@ from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
 from .injected import is_injected
+from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
 from .recall_query import QueryKind, compose_query
 from .render import BankBlock, inject, quality_filter, render_block
@@ -84,6 +85,7 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
         rt.set_activity("offline")
         return None
 
+    started = time.monotonic()
     clean = [m for m in messages if not is_injected(m)]
     key = _CACHE.key(
         [[s.bank_id, s.tag_groups] for s in active] + [rt.backend_key],
@@ -108,7 +110,7 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
         rt.set_activity("idle")
         return None
     blocks = quality_filter(blocks)
-    models = _mental_models_text(rt)
+    models = _mental_models_text(rt, started + FIRST_TURN_WAIT_S)
     render = render_block(blocks, top_k=rc.top_k, mental_models=models)
     count = sum(min(len(b.hits), rc.top_k) for b in blocks)
     all_failed = len(failures) == len(active)
@@ -228,12 +230,14 @@ def _failure(scope: Scope, query: str, error: str, kind: str) -> dict[str, Any]:
     return {"bank_id": scope.bank_id, "query": query, "error": error, "kind": kind, "tag_groups": scope.tag_groups}
 
 
-def _mental_models_text(rt: SessionRuntime) -> str:
+def _mental_models_text(rt: SessionRuntime, deadline: float) -> str:
+    """The mental-models render; the first turn's wait (§5.9) runs alongside the recall, so it
+    ends ``FIRST_TURN_WAIT_S`` after the hook began rather than after the recall finished."""
     mm = rt.mental_models
     if mm is None:
         return ""
     try:
-        return str(mm.render_for_context())
+        return str(mm.render_for_context(deadline))
     except Exception:
         return ""
 
