@@ -263,8 +263,9 @@ def test_periodic_flush_delivers_coalesced_retains_even_in_an_ignored_session(
         assert statuses(ui)[-1] == "mem:retain-queued"
         # the timer only drains jobs already accepted, so it runs in an ignored session too
         assert host.command("/hindsight:mode ignored").level == "info"
-        assert wait_until(lambda: project.queue_jobs() == [], timeout_s=15.0), "the timer delivered the job"
-        assert len(project.receipts()) == 1
+        # receipts are written just after the queue commit: wait for both, not only the queue
+        delivered = wait_until(lambda: project.queue_jobs() == [] and len(project.receipts()) == 1, timeout_s=15.0)
+        assert delivered, "the timer delivered the job and wrote its receipt"
         host.agent_end([*exchange(1), *exchange(2)])  # ignored: nothing new is queued
         assert project.queue_jobs() == []
     assert ui.texts("warning") == []
