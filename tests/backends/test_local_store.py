@@ -404,3 +404,40 @@ def test_existing_empty_file_becomes_a_store(tmp_path: Path) -> None:
     backend = LocalBackend(path)
     backend.retain_batch("b", [item("fresh start", "d")], operation_id="1")
     assert texts(backend, "b") == ["fresh start"]
+
+
+def test_damaged_data_pages_are_a_clear_permanent_error_and_the_file_is_never_written(tmp_path: Path) -> None:
+    """A store whose schema page is intact but whose data pages rotted (disk fault, partial copy):
+    opening works, yet every recall and retain fails ``permanent`` naming the file, and nothing is
+    written to it — not even the failed batch — so a backup tool or ``.recover`` still sees what
+    the disk holds."""
+    path = tmp_path / "memory.db"
+    backend = LocalBackend(path)
+    for n in range(40):
+        backend.retain_batch("b", [item(f"fact {n} about kestrels and ospreys " * 20, f"d{n}")], operation_id=str(n))
+    backend.close()
+    conn = raw(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the store stays in WAL mode, as we always leave it
+    conn.close()
+    page = 4096
+    data = bytearray(path.read_bytes())
+    pages = len(data) // page
+    assert pages > 20
+    for n in range(pages - 12, pages):  # the newest leaf pages; page 1 (schema) stays intact
+        data[n * page : (n + 1) * page] = os.urandom(page)
+    path.write_bytes(bytes(data))
+    before = file_digest(path)
+    backend = LocalBackend(path)
+    try:
+        with pytest.raises(BackendError) as info:
+            backend.recall("b", RecallRequest(query="kestrels ospreys"))
+        assert info.value.kind == "permanent"
+        assert str(path) in str(info.value) and "malformed" in str(info.value) and "untouched" in str(info.value)
+        with pytest.raises(BackendError) as info:
+            backend.retain_batch("b", [item("a new fact", "fresh")], operation_id="after-damage")
+        assert info.value.kind == "permanent" and "untouched" in str(info.value)
+    finally:
+        backend.close()
+    assert file_digest(path) == before
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # the failed batch left no frame to checkpoint later
