@@ -11,6 +11,7 @@ instead of going through ``input()``.
 from __future__ import annotations
 
 import os
+import re
 import select as _select
 import sys
 import threading
@@ -24,6 +25,17 @@ AFFIRMATIVE = ("Import", "Allow", "Yes", "Continue", "Confirm", "OK")
 guessing at an unknown question would be worse than declining it."""
 
 _PREFIX = {"info": "", "warning": "warning: ", "error": "error: "}
+_PROGRESS = re.compile(r"^import: (?P<done>\d+)/(?P<total>\d+) (?P<rest>.*)$")
+_BAR_WIDTH = 24
+
+
+def progress_bar(done: int, total: int, rest: str) -> str:
+    """``import [#######.....]  7/12 document(s) delivered to bank`` (clamped to the total)."""
+    total = max(total, 1)
+    done = min(max(done, 0), total)
+    filled = round(_BAR_WIDTH * done / total)
+    width = len(str(total))
+    return f"import [{'#' * filled}{'.' * (_BAR_WIDTH - filled)}] {done:>{width}}/{total} {rest}"
 
 
 def format_result(result: CommandResult) -> str:
@@ -66,6 +78,7 @@ class TerminalUI:
         self.cancel = cancel
         self.status: dict[str, str] = {}
         self._lock = threading.RLock()
+        self._bar_open = False
 
     @property
     def out(self) -> TextIO:
@@ -76,7 +89,24 @@ class TerminalUI:
         return self._inp if self._inp is not None else sys.stdin
 
     def notify(self, text: str, level: NotifyLevel = "info") -> None:
+        """Print a notice; on a terminal, import progress (``import: i/N ...``) is one live bar.
+
+        A long import sends one notice per document. On a terminal those become a single line
+        redrawn in place (a progress bar), finished by a newline at ``N/N`` or before any other
+        notice; anywhere else (a pipe, a log) each stays a plain line that can be grepped.
+        """
         with self._lock:
+            match = _PROGRESS.match(text) if level == "info" else None
+            if match is not None and _is_tty(self.out):
+                done, total = int(match["done"]), int(match["total"])
+                bar = progress_bar(done, total, match["rest"])
+                end = "\n" if done >= total else ""
+                print(f"\r\x1b[2K{self.tag}{bar}", end=end, file=self.out, flush=True)
+                self._bar_open = not end
+                return
+            if self._bar_open:
+                print(file=self.out)
+                self._bar_open = False
             print(f"{self.tag}{_PREFIX.get(level, '')}{text}", file=self.out, flush=True)
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -99,6 +129,9 @@ class TerminalUI:
         if not self.interactive:
             return None
         with self._lock:
+            if self._bar_open:
+                print(file=self.out)
+                self._bar_open = False
             print(title, file=self.out)
             for i, option in enumerate(options, 1):
                 print(f"  {i}) {option}", file=self.out)
@@ -141,6 +174,13 @@ class TerminalUI:
                     return data
         line = stream.readline()
         return line if line else None
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _read_fd_line(fd: int) -> str | None:
