@@ -184,3 +184,38 @@ def assert_demo_output(out: str) -> None:
     block = out.split("<hindsight-memory>", 1)[1].split("</hindsight-memory>", 1)[0]
     assert "SQLite" in block and "Redis" in block  # the decision from session 1
     assert "pytest" in block  # the preference from session 1
+
+
+def test_recall_cleanup_and_import_current_as_subcommands(cli: Cli, project: Path) -> None:
+    """The transcript commands take their transcript from ``--session-file`` or an explicit path."""
+    block = "<hindsight-memory>\n1. recalled fact\n</hindsight-memory>"
+    rows = [
+        {"type": "session", "version": 3, "id": "s1", "cwd": str(project)},
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "We use SQLite."}},
+        {"type": "message", "id": "b", "parentId": "a", "message": {"role": "user", "content": block}},
+        {"type": "message", "id": "c", "parentId": "b", "message": {"role": "assistant", "content": "Noted."}},
+    ]
+    path = project / "old.jsonl"
+    original = "\n".join(json.dumps(r) for r in rows) + "\n"
+    path.write_text(original, encoding="utf-8")
+
+    none = cli("recall-cleanup")
+    assert none.returncode == 0 and none.stdout.strip() == "warning: no session file available"
+    scan = json.loads(cli("recall-cleanup", str(path), "--json").stdout)
+    assert scan == {"path": str(path.resolve()), "count": 1, "lines": [3]}
+    # the active session (named by --session-file) is never pruned
+    refused = cli("recall-cleanup", str(path), "--prune", "--session-file", str(path))
+    assert refused.returncode == 0 and "refusing to prune the active session file" in refused.stdout
+    assert path.read_text(encoding="utf-8") == original
+    pruned = cli("recall-cleanup", str(path), "--prune", "--json")
+    assert pruned.returncode == 0, pruned.stderr
+    data = json.loads(pruned.stdout)
+    assert data["pruned"] == 1 and Path(data["backup"]).read_text(encoding="utf-8") == original
+    kept = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in kept] == ["s1", "a", "c"] and kept[2]["parentId"] == "a"
+
+    no_file = cli("import", "--dry-run")
+    assert no_file.returncode == 0 and no_file.stdout.startswith("warning:")
+    preview = cli("import-current", "--dry-run", "--session-file", str(path))
+    assert preview.returncode == 0, preview.stderr
+    assert "write=no" in preview.stdout and not (project / ".hindsight" / "import-manifest.json").exists()
