@@ -143,6 +143,7 @@ def _queue_without_a_store(project: Project, runs: int) -> None:
     assert len(project.queue_jobs()) == runs
     assert statuses(ui)[-1] == "mem:offline"
     assert len([w for w in ui.texts("warning") if "unavailable" in w]) == 1
+    assert ui.texts("error") == [], "session_start and every hook fail open: no exception reached the host"
 
 
 def test_shutdown_flush_is_bounded_by_jobs_and_keeps_the_rest_on_disk(tmp_path: Path, isolated: Path) -> None:
@@ -172,6 +173,24 @@ def test_shutdown_flush_is_bounded_by_jobs_and_keeps_the_rest_on_disk(tmp_path: 
     for n in (1, 2, 3):
         assert project.unit_count(f"q{n}x") == 1 and project.unit_count(f"r{n}x") == 1
     assert ui3.texts("warning") == []
+
+
+def test_shutdown_with_three_queued_jobs_and_max_two_sends_two_and_keeps_the_third(
+    tmp_path: Path, isolated: Path
+) -> None:
+    """§8 step 2, exactly: only the shutdown flush runs (retain is off in this session, so no timer
+    and no startup flush), and it stops at ``shutdown_flush_max_jobs``."""
+    project = Project(tmp_path / "repo", LOCAL_CONFIG)
+    _queue_without_a_store(project, 3)
+    project.configure(merged(LOCAL_CONFIG, {"retain": {"enabled": False, "shutdown_flush_max_jobs": 2}}))
+    ui = RecordingUI()
+    with project.host("s2", ui=ui):
+        assert len(project.queue_jobs()) == 3, "nothing is delivered before shutdown"
+    (left,) = project.queue_jobs()
+    assert "q3x" in job_text(left) and left["attempts"] == 0
+    assert [project.unit_count(f"q{n}x") for n in (1, 2, 3)] == [1, 1, 0]
+    (warning,) = ui.texts("warning")
+    assert "2 sent, 1 still queued" in warning and "stay on disk" in warning
 
 
 def test_shutdown_flush_is_bounded_by_time_against_a_hanging_server(
