@@ -1,7 +1,8 @@
 """Backend benchmarks: the embedded store's recall latency and growth, and retain throughput.
 
 Targets (DESIGN.md "Targets"): embedded recall at 100k units p50 ≤ 50 ms, growth from 10k to
-100k sublinear (p50 ratio < 10). Printed, never asserted.
+100k sublinear (p50 ratio < 10). Printed, never asserted. The recall *quality* target (evidence
+recall@10 vs plain FTS5 bm25 over turns) is measured by ``bench/recall_quality_bench.py``.
 
 Same-run baselines:
 - recall: plain FTS5 bm25 over the same index and bank with no bounding (``ORDER BY rank LIMIT
