@@ -6,7 +6,9 @@ import base64
 import multiprocessing as mp
 import os
 import resource
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hindsight_hooks.backends.base import BackendError
 from hindsight_hooks.queue import QueueError, RetainQueue
 from hindsight_hooks.queue.jobs import dumps_line, loads_line
 
-from .conftest import FakeBackend, FakeClock, job, make_cfg, read_lines
+from .conftest import T0, FakeBackend, FakeClock, job, make_cfg, read_lines
 
 FORK = mp.get_context("fork")
 
@@ -168,3 +171,119 @@ def test_full_disk_is_a_clear_error_and_loses_nothing(make_queue: Any, qpath: Pa
     assert not [p for p in qpath.parent.iterdir() if p.name.endswith(".tmp")]
     q.flush(backend)
     assert backend.delivered_ids() == [*acked, report["small-append"][3:]]
+
+
+# -- an unreadable file (permission denied) -----------------------------------------------------
+
+NOBODY = 65534
+
+
+def _as_unprivileged_user(qpath: str, out: Any) -> None:
+    """In a child: become a user who may not read the queue file, then use the queue."""
+    if os.geteuid() == 0:
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    q = RetainQueue(Path(qpath), make_cfg(lock_timeout_ms=2000), clock=FakeClock())
+    report: dict[str, str] = {}
+    for name, action in (
+        ("enqueue", lambda: q.enqueue(job("bank-a", "new")).job_id),
+        ("flush", lambda: str(q.flush(FakeBackend()).sent)),
+        ("count", lambda: str(q.count_active())),
+    ):
+        try:
+            report[name] = "ok:" + action()
+        except QueueError as exc:
+            report[name] = "error:" + str(exc)
+        except Exception as exc:  # anything but a QueueError is the bug this test looks for
+            report[name] = f"crash:{type(exc).__name__}: {exc}"
+    summary = q.report()["active"]
+    report["report_error"] = str(summary["error"])
+    out.put(report)
+
+
+def test_an_unreadable_queue_file_is_a_clear_error_and_loses_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Permission denied on the active file: every entry point says so plainly, nothing is touched.
+
+    Root reads any file, so as root the child drops to ``nobody``; the folder is made
+    world-writable so that only the queue file itself is out of reach.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="hh-unreadable-", dir="/tmp"))
+    try:
+        os.chmod(folder, 0o777)
+        qpath = folder / "retain-queue.jsonl"
+        q = RetainQueue(qpath, make_cfg(), clock=FakeClock())
+        acked = [q.enqueue(job("bank-a", str(i))).job_id for i in range(2)]
+        for extra in (Path(str(qpath) + ".lock"), Path(str(qpath) + ".lock.owner.json")):
+            if extra.exists():
+                os.chmod(extra, 0o666)  # the lock itself stays usable: only the data is unreadable
+        os.chmod(qpath, 0o000)
+        before = qpath.read_bytes()
+        out: Any = FORK.Queue()
+        child = FORK.Process(target=_as_unprivileged_user, args=(str(qpath), out))
+        child.start()
+        report = out.get(timeout=60)
+        child.join(30)
+        assert child.exitcode == 0
+        for name in ("enqueue", "flush", "count"):
+            assert report[name].startswith("error:"), report
+            assert str(qpath) in report[name] and "Permission denied" in report[name], report[name]
+        assert "enqueue" in report and "new" not in report["enqueue"]
+        assert "Permission denied" in report["report_error"]
+        os.chmod(qpath, 0o600)
+        assert qpath.read_bytes() == before
+        backend = FakeBackend()
+        q.flush(backend)
+        assert backend.delivered_ids() == acked
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- a full disk while flushing ----------------------------------------------------------------
+
+
+def _flush_with_capped_file_size(qpath: str, limit: int, fail: bool, out: Any) -> None:
+    """In a child: cap file sizes at ``limit`` bytes (RLIMIT_FSIZE), then flush once."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    backend = FakeBackend()
+    if fail:
+        backend.fail_always = BackendError("retain", "transient", "connection refused")
+    q = RetainQueue(Path(qpath), make_cfg(claim_ttl_ms=60_000), clock=FakeClock())
+    try:
+        result = q.flush(backend)
+        out.put(("ok", str(result.sent), backend.delivered_ids(), len(backend.calls)))
+    except QueueError as exc:
+        out.put(("error", str(exc), backend.delivered_ids(), len(backend.calls)))
+
+
+@pytest.mark.parametrize("phase", ["claim", "commit"])
+def test_full_disk_during_a_flush_loses_nothing(make_queue: Any, qpath: Path, phase: str) -> None:
+    """The claim's rewrite, or the commit's rewrite of failed jobs (which grow by their error
+    fields), hits the file-size cap: a clear error, the old file stays whole, no temp file
+    is left behind, and every job is delivered later."""
+    q = make_queue(claim_ttl_ms=60_000)
+    # Three banks, so that in the commit case every job is attempted and grows by its error.
+    acked = [q.enqueue(job(f"bank-{i}", str(i))).job_id for i in range(3)]
+    size = qpath.stat().st_size
+    claimed_size = size + 3 * 90  # the claim adds claimed_at + claim_token (~85 bytes) per job
+    limit = size + 10 if phase == "claim" else claimed_size + 40
+    out: Any = FORK.Queue()
+    child = FORK.Process(target=_flush_with_capped_file_size, args=(str(qpath), limit, phase == "commit", out))
+    child.start()
+    status, text, delivered, calls = out.get(timeout=60)
+    child.join(30)
+    assert child.exitcode == 0
+    assert status == "error" and "cannot rewrite retain queue" in text and "File too large" in text, text
+    assert delivered == []
+    assert calls == (0 if phase == "claim" else 3)  # a failed claim delivers nothing
+    assert not [p for p in qpath.parent.iterdir() if p.name.endswith(".tmp")]
+    lines = read_lines(qpath)  # every line still parses
+    assert [x["id"] for x in lines] == acked
+    if phase == "commit":
+        assert all(x.get("claim_token") for x in lines)  # the claim survived; it expires
+        assert all(x["attempts"] == 0 for x in lines)  # the failure was never committed
+    clock = FakeClock(T0 + 61)
+    backend = FakeBackend()
+    result = RetainQueue(qpath, make_cfg(claim_ttl_ms=60_000), clock=clock).flush(backend)
+    assert result.sent == 3 and sorted(backend.delivered_ids()) == sorted(acked)
+    assert read_lines(qpath) == []
