@@ -78,35 +78,78 @@ def bench_enqueue(root: Path, n: int, rounds: int, block: int = 50) -> None:
     print("  target             : >= 0.50")
 
 
-def _contender(path: str, n: int, start_at: float, out: Any) -> None:
-    queue = RetainQueue(Path(path), QueueConfig(lock_timeout_ms=60000))
+def _contender(path: str, n: int, start_at: float, plain: bool, out: Any) -> None:
+    """One process: ``n`` durable enqueues (or, with ``plain``, ``n`` unlocked append+fsync lines),
+    reporting its span and every call's latency (which, for the queue, includes lock waiting)."""
+    import orjson
+
     jobs = make_jobs(n)
+    lines = [orjson.dumps(j) + b"\n" for j in jobs]
+    queue = RetainQueue(Path(path), QueueConfig(lock_timeout_ms=60000))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if plain else -1
+    lat: list[float] = []
     while time.time() < start_at:
         time.sleep(0.001)
     t0 = time.time()
-    for job in jobs:
-        queue.enqueue(job)
-    out.put((t0, time.time()))
+    for job, line in zip(jobs, lines, strict=True):
+        c0 = time.perf_counter()
+        if plain:
+            os.write(fd, line)
+            os.fsync(fd)
+        else:
+            queue.enqueue(job)
+        lat.append(time.perf_counter() - c0)
+    end = time.time()
+    if plain:
+        os.close(fd)
+    out.put((t0, end, lat))
 
 
-def bench_contention(root: Path, procs: int, n: int) -> None:
-    """``procs`` processes enqueue ``n`` jobs each into one queue, all starting at the same instant."""
-    path = root / "contended" / "retain-queue.jsonl"
+def _run_procs(path: Path, procs: int, n: int, plain: bool) -> tuple[float, list[float]]:
+    """``procs`` processes writing ``n`` lines each into ``path``, all starting at one instant."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     ctx = mp.get_context("fork")
     out: Any = ctx.Queue()
     start_at = time.time() + 0.5
-    workers = [ctx.Process(target=_contender, args=(str(path), n, start_at, out)) for _ in range(procs)]
+    workers = [ctx.Process(target=_contender, args=(str(path), n, start_at, plain, out)) for _ in range(procs)]
     for w in workers:
         w.start()
     spans = [out.get() for _ in workers]
     for w in workers:
         w.join()
-    wall = max(end for _, end in spans) - min(begin for begin, _ in spans)
+    wall = max(end for _, end, _ in spans) - min(begin for begin, _, _ in spans)
+    return wall, sorted(x for _, _, lat in spans for x in lat)
+
+
+def _pct(sorted_values: list[float], q: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))] * 1e3
+
+
+def bench_contention(root: Path, procs: int, n: int) -> None:
+    """Lock contention: ``procs`` processes enqueue ``n`` jobs each into one queue at the same instant.
+
+    Same-run baselines: the same number of processes appending + fsyncing the same lines to one
+    plain file with no lock at all (what the disk allows), and one process enqueueing alone
+    (what the lock costs when nobody waits for it).
+    """
     total = procs * n
+    plain_wall, _ = _run_procs(root / "plain-multi" / "plain.jsonl", procs, n, plain=True)
+    solo_wall, solo_lat = _run_procs(root / "solo" / "retain-queue.jsonl", 1, n, plain=False)
+    path = root / "contended" / "retain-queue.jsonl"
+    wall, lat = _run_procs(path, procs, n, plain=False)
     count = RetainQueue(path, QueueConfig()).count_active()
+    plain_rate, solo_rate, rate = total / plain_wall, n / solo_wall, total / wall
     print(f"contention: {procs} processes x {n} jobs on one queue")
-    print(f"  aggregate          : {total / wall:9.0f} jobs/s ({wall:.2f} s wall)")
-    print(f"  jobs on disk       : {count} of {total} ({'ok' if count == total else 'MISMATCH'})")
+    print(f"  plain append+fsync, all procs, no lock: {plain_rate:9.0f} lines/s")
+    print(f"  durable enqueue, 1 process            : {solo_rate:9.0f} jobs/s")
+    print(f"  durable enqueue, all procs, one lock  : {rate:9.0f} jobs/s ({wall:.2f} s wall)")
+    print(f"  ratio vs plain append+fsync, all procs: {rate / plain_rate:.2f}")
+    print(f"  ratio vs 1-process enqueue            : {rate / solo_rate:.2f} (> 1: waiters share fsyncs)")
+    print(
+        f"  enqueue latency ms, all procs         : p50 {_pct(lat, 0.5):.1f}, p99 {_pct(lat, 0.99):.1f}, "
+        f"max {lat[-1] * 1e3:.1f} (1 process: p50 {_pct(solo_lat, 0.5):.1f}, p99 {_pct(solo_lat, 0.99):.1f})"
+    )
+    print(f"  jobs on disk                          : {count} of {total} ({'ok' if count == total else 'MISMATCH'})")
 
 
 def main() -> None:
