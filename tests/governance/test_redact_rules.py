@@ -189,7 +189,31 @@ SURVIVOR_REGRESSIONS = [
     # A cookie header swallowed a query value glued to the next header name: handing the whole
     # ``a000a000AUTHORIZATION`` back as "the name" released the value before it (CI failure).
     ("COOKIE:https://h.example/p?x=1&access_token=a000a000AUTHORIZATION:", "a000a000"),
+    # The query rule took ``password:`` as the value of ``;AUTHORIZATION=`` and hid the pair.
+    (";AUTHORIZATION=password: a000a000", "a000a000"),
+    ("GET /x?auth=token: a0b1c2d3 HTTP/1.1", "a0b1c2d3"),
+    # A torn PEM block stopped at ``_`` and left the tail of a glued token.
+    ("-----BEGIN RSA PRIVATE KEY-----ghp_000000000000000000000000000000000000", "000000000000"),
+    ("-----BEGIN PRIVATE KEY-----\nAIzaSy_0123456789abcdefghijklmnopqrstu", "0123456789abc"),
+    # A quoted value ending in a secret word, then ``:`` and nothing: read as a ``"token":`` label.
+    ('password = "a000aPASSWORD":', "a000aPASSWORD"),
+    ('password = "a000aTOKEN":\nnext', "a000aTOKEN"),
 ]
+
+# Redacting once must leave nothing for a second pass to change (found with the survivors above).
+IDEMPOTENCE_REGRESSIONS = [
+    ";AUTHORIZATION=token = os.environ['TOKEN']\n",
+    "Authorization=token = os.environ['TOKEN']",
+    ";AUTHORIZATION=&_password = get_password()",
+    'AUTHORIZATION:"0Authorization: Basic 00000000000000 ""',
+]
+
+
+@pytest.mark.parametrize("raw", IDEMPOTENCE_REGRESSIONS)
+def test_property_idempotence_regressions(raw: str) -> None:
+    once = redact_text(raw)
+    assert redact_text(once) == once
+    assert "00000000000000" not in once
 
 
 @pytest.mark.parametrize(("raw", "secret"), SURVIVOR_REGRESSIONS)

@@ -24,6 +24,7 @@ from .secret_lexicon import (
     cut_before_trailing_name,
     is_placeholder,
     is_secret_key,
+    is_word_shaped,
     unquoted_is_code,
 )
 
@@ -31,7 +32,8 @@ _KEY_CHARS = re.compile(r"[A-Za-z0-9_.\-]{0,64}")
 _CLI_SEPARATOR = re.compile(r"[ \t]+")
 _QUOTED_OPEN = re.compile(r"[bBrRuUfF]{0,2}(\\*[\"'`])")
 _UNQUOTED_RUN = re.compile(r"[^\s\"'`,;\\)\]}<]++")
-_AUTH_SCHEME = re.compile(r"(?i)(?:basic|digest|token|negotiate|ntlm|bot|apikey|aws4-hmac-sha256)[ \t]+(?=\S)")
+# A scheme word followed by a separator is a name (``Authorization=token = os.environ[…]``).
+_AUTH_SCHEME = re.compile(r"(?i)(?:basic|digest|token|negotiate|ntlm|bot|apikey|aws4-hmac-sha256)[ \t]+(?=[^\s=:])")
 _AUTH_REST = re.compile(HEADER_REST)
 _BARE_QUOTE = re.compile(r'(?<!\\)"')
 _LEADING_QUOTES = re.compile(r"[\\\"'` \t]*")
@@ -108,7 +110,15 @@ class _Scanner:
         if j < 0 or self.starts[j] < start:
             return False
         key = self.keys[j]
-        return key is not None and key.value_at >= end
+        if key is None or key.value_at < end:
+            return False
+        if key.end < end:
+            return True  # "Password: " inside the quotes: a prompt or a label
+        # The body *is* the name and its separator follows the quote (``"token": …``): a label
+        # only if a value follows; ``password = "a0b1TOKEN":`` at a line end is a value. In JSON
+        # text the line may end as ``\n`` or at the bare quote closing the string.
+        v = key.value_at
+        return v < len(self.text) and self.text[v] not in '\r\n"' and not self.text.startswith(("\\n", "\\r"), v)
 
     def _starts_with_key(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` opens with ``name:``/``name=`` (maybe quoted) and its value."""
@@ -119,7 +129,10 @@ class _Scanner:
         while i < len(self.words) and self.starts[i] < min(end, start + 80):
             key = self.keys[i]
             if key is not None and key.start == start:
-                return 0 <= key.value_at < end
+                # ``"0Authorization: …"`` is no header: the ``0`` glued to the name is a value
+                # fragment, as a second pass (seeing the body unterminated) would judge it.
+                name = re.sub(r"[.\-]", "_", self.text[start : key.end])
+                return 0 <= key.value_at < end and (self.starts[i] == start or is_word_shaped(name))
             i += 1
         return False
 

@@ -81,7 +81,9 @@ TOKEN_RULES: list[tuple[re.Pattern[str], Replacement]] = [
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # A torn block (no END): key material, PEM headers and line breaks (raw or JSON-escaped).
-_PEM_TORN_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,.\- \t\r\n]|\\[nrt]){0,20000}+")
+# ``_`` is no base64, but stopping at it would leave the tail of a token glued to the block
+# (``…KEY-----ghp_…`` kept ``_…``): swallowing it costs nothing, the block is redacted anyway.
+_PEM_TORN_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,._\- \t\r\n]|\\[nrt]){0,20000}+")
 _BARE_QUOTE = re.compile(r'(?<!\\)"')
 PEM_MAX_CHARS = 20000
 PEM_PLACEHOLDER = "[REDACTED_PRIVATE_KEY]"
@@ -200,9 +202,14 @@ _QUERY_NAME = re.compile(r"(?i)token|key|secret|password|passwd|apikey|signature
 
 def _query(m: re.Match[str]) -> str:
     name, value = m.group(2), m.group(3)
-    if not _QUERY_NAME.search(name) or is_placeholder(value):
+    if not _QUERY_NAME.search(name) or is_placeholder(value) or value.startswith("[REDACTED"):
+        return m.group(0)  # not secret-named, a template, or redacted already (idempotence)
+    # The run may end in the *name* of the next pair (``;auth=password: x``, ``&token=a0b1AUTHORIZATION:``):
+    # hand that name back so the named-value rule still judges its value.
+    stop = cut_before_trailing_name(m.string, m.start(3), m.end())
+    if stop <= m.start(3):
         return m.group(0)
-    return f"{m.group(1)}{name}={REDACTED}"
+    return f"{m.group(1)}{name}={REDACTED}{m.string[stop : m.end()]}"
 
 
 def redact_query(text: str) -> str:
