@@ -338,3 +338,70 @@ def test_modes_drive_automatic_recall_and_retain(kit: Kit) -> None:
     assert meta_of(kit)["next_retain_mode"] == "normal"  # ... and consumed
     assert _turn(host, q + " (5)", a) is True and auto_retained(kit)
     assert "Kestrel deploys on Fridays." in kit.texts(kit.project_bank)
+
+
+def test_free_text_arguments_survive_an_apostrophe(kit: Kit) -> None:
+    """Route candidates and tags are prose: a lone quote is text, not a shell syntax error."""
+    host = kit.host()
+    r = host.command("/hindsight:route I don't like tabs; I always prefer spaces")
+    assert r.level == "info" and r.data is not None and r.data["route"] == "global", r.text
+    assert host.command("/hindsight:tag add it's-mine").text == "tags: it's-mine"
+    assert meta_of(kit)["tags"] == ["it's-mine"]
+    # Commands whose arguments are options still reject an unparsable line.
+    bad = host.command('/hindsight:queue "--json')
+    assert bad.level == "warning" and "cannot parse arguments" in bad.text and bad.text.endswith("[--requeue-dead]")
+
+
+def test_route_judges_redacted_text_only(local_kit: Kit) -> None:
+    host = local_kit.host()
+    # The secret's own words never steer the route: raw, "temporary" would be a skip signal.
+    r = host.command("/hindsight:route the repo config holds password=temporary")
+    assert r.data is not None and r.data["route"] == "project", r.data
+    assert "temporary detail" not in r.data["matched_signals"]
+    assert "review/redact before retain: secret-like content" in r.data["safety_notes"]
+    assert "temporary" not in json.dumps(r.data) and "temporary" not in r.text
+
+
+def test_commands_without_arguments_refuse_extra_words(kit: Kit) -> None:
+    host = kit.host()
+    for line, usage in (("/hindsight now", "usage: /hindsight"), ("/hindsight:session x", "usage: /hindsight:session")):
+        r = host.command(line)
+        assert (r.level, r.text) == ("warning", usage), line
+
+
+def test_no_handler_raises_even_without_the_hosts_safety_net(kit: Kit) -> None:
+    """Each command's own handler turns every failure into a result (the host's catch is a backstop).
+
+    The session meta is a folder (unreadable), the queue file is a folder, the snapshot is not
+    JSON: every command still answers with a result, never an exception.
+    """
+    host = kit.host()
+    (kit.state / "session-meta").mkdir(exist_ok=True)
+    (kit.state / "session-meta" / f"{sid_of(kit)}.json").mkdir()
+    (kit.state / "last-recall.json").write_text("{not json", encoding="utf-8")
+    s = host.command("/hindsight:session")
+    assert s.level == "warning" and "fails closed" in s.text and "a folder is in its place" in s.text
+    commands = host.commands()
+    lines = [
+        "",
+        "--bogus",
+        '"unclosed',
+        "normal",
+        "on",
+        "add x",
+        "remove x",
+        "--json",
+        "--jobs --json",
+        "--fix",
+        "some text",
+        "/no/such/file.jsonl",
+    ]
+    for name, cmd in commands.items():
+        if "import" in name or name == "hindsight:init":
+            continue
+        for args in lines:
+            r = cmd.handler(args, host.ctx)
+            assert r.level in ("info", "warning", "error") and isinstance(r.text, str) and r.text, (name, args)
+    # A setter repaired the record and kept what it could not read, aside.
+    assert meta_of(kit)["mode"] == "normal"
+    assert [p.name for p in (kit.state / "session-meta").iterdir() if ".corrupt-" in p.name]

@@ -50,13 +50,27 @@ class _SeenContext:
         return None if self._ref is None else self._ref()
 
 
+def _split(args: str, free_text: bool) -> list[str]:
+    """Shell-style words; free text (a route candidate, a tag) survives a lone apostrophe.
+
+    ``/hindsight:route I don't use tabs`` is prose, not shell: shlex would reject the quote.
+    Free-text commands fall back to plain whitespace words when shlex cannot parse the line.
+    """
+    try:
+        return shlex.split(args)
+    except ValueError:
+        if free_text:
+            return args.split()
+        raise
+
+
 def _wrap(
-    runtime_for: RuntimeFor, handler: Handler, usage: str, seen: _SeenContext
+    runtime_for: RuntimeFor, handler: Handler, usage: str, seen: _SeenContext, free_text: bool = False
 ) -> Callable[[str, HostContext], CommandResult]:
     def run(args: str, ctx: HostContext) -> CommandResult:
         seen.remember(ctx)
         try:
-            argv = shlex.split(args)
+            argv = _split(args, free_text)
         except ValueError as exc:
             return _usage(usage, f"cannot parse arguments: {exc}")
         try:
@@ -133,8 +147,9 @@ def build_commands(runtime_for: RuntimeFor) -> list[Command]:
     ]
     seen = _SeenContext()
     commands: list[Command] = []
+    free_text = {"hindsight:route", "hindsight:tag"}
     for name, desc, handler, usage, complete in specs:
-        cmd = Command(name, desc, _wrap(runtime_for, handler, usage, seen), usage=usage)
+        cmd = Command(name, desc, _wrap(runtime_for, handler, usage, seen, name in free_text), usage=usage)
         if complete is not None:
             cmd.complete = complete
         commands.append(cmd)
@@ -222,6 +237,8 @@ def _age(iso: str | None) -> str:
 
 # -- handlers ---------------------------------------------------------------------------------
 def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if argv:
+        return _usage("/hindsight")
     cfg = rt.cfg
     data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.backend_kind}
     lines = [f"hindsight-hooks {__version__}; enabled: {'yes' if rt.enabled else 'no'}"]
@@ -335,6 +352,8 @@ def cmd_init(rt: SessionRuntime, argv: list[str]) -> CommandResult:
 
 
 def cmd_session(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    if argv:
+        return _usage("/hindsight:session")
     blocked = _need_enabled(rt)
     if blocked:
         return blocked
@@ -536,7 +555,9 @@ def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         return _usage("/hindsight:route <text>")
     from ..governance.router import route
 
-    decision = route(" ".join(argv), "", rt.cfg, project_bank=rt.project_bank(), user_bank=rt.user_bank())
+    # The router only ever sees redacted text (§9.5 input boundary), typed or projected.
+    text = redact_text(" ".join(argv))
+    decision = route(text, "", rt.cfg, project_bank=rt.project_bank(), user_bank=rt.user_bank())
     lines = [
         f"route: {decision['route']} (confidence {decision['confidence']})",
         f"reason: {decision['reason']}",
