@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from .local_windows import link_turns
+
 STAGING_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS stage_units("
     "rowid INTEGER PRIMARY KEY, id TEXT, bank_id TEXT, document_id TEXT, seq INTEGER, content TEXT, context TEXT, "
@@ -124,6 +126,7 @@ def store_batch(
             unit_ids.append(unit_id)
             state.next_seq += 1
             next_rowid += 1
+    link_turns(conn, bank_id, items, docs)  # ADR 052: turn neighbours in each unit's search context
     unit_rows: list[list[Any]] = []
     tag_rows: list[tuple[str, str, str]] = []
     for document_id, state in docs.items():
