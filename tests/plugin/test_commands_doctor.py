@@ -154,3 +154,29 @@ def test_doctor_names_the_queue_lock_holder(kit: Kit) -> None:
         proc.kill()
         proc.wait(timeout=10)
     assert "lock free" in lines_of(host.command("/hindsight:doctor").text)["queue"]
+
+
+def test_a_write_the_server_no_longer_knows_is_not_called_verified(hs_kit: Kit) -> None:
+    """A receipt proves acceptance only: an operation the server reports ``not_found`` did not land.
+
+    The bank is deleted after the write completed (a server reset looks the same): doctor must
+    name the operation as lost instead of counting it as verified.
+    """
+    from hindsight_hooks.backends.base import BankSpec
+
+    host = hs_kit.host()
+    assert not host.call_tool("hindsight_retain", {"items": [{"content": SECRET_CONTENT}], "async": True}).is_error
+    status = host.command("/hindsight").data
+    assert status is not None
+    (op,) = status["last_receipt"]["operation_ids"]
+    assert hs_kit.store.wait_operation(hs_kit.project_bank, op, timeout_s=30, poll_s=0.05)["status"] == "completed"
+    hs_kit.store.delete_bank(hs_kit.project_bank, timeout_s=30)
+    spec = BankSpec(retain_extraction_mode="verbatim", enable_observations=False)
+    assert hs_kit.store.ensure_bank(hs_kit.project_bank, spec, timeout_s=30)
+    assert hs_kit.store.get_operation(hs_kit.project_bank, op, timeout_s=30)["status"] == "not_found"
+    r = host.command("/hindsight:doctor")
+    writes = lines_of(r.text)["writes"]
+    assert writes.startswith("warn writes: 1 async operation(s) did not land: "), writes
+    assert f"{op} in {hs_kit.project_bank} is unknown to the server" in writes
+    assert "(0 recent async operation(s) verified)" in writes and "retain them again" in writes
+    assert r.level == "warning" and "zebra" not in r.text

@@ -307,15 +307,34 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts) if parts else (0,)
 
 
+# What ``GET …/operations/{id}`` may say (Hindsight 1.1.0 ``OperationStatusResponse``).
+_OP_LANDED = "completed"
+_OP_RUNNING = ("pending", "processing")
+_OP_LOST = {
+    "failed": "failed",
+    "error": "failed",
+    "cancelled": "was cancelled",
+    "not_found": "is unknown to the server (reset, or its bank was deleted)",
+}
+
+
 def _verify_writes(rt: SessionRuntime, backend: Any, wait_s: float) -> list[Check]:
+    """Ask the server about the operations of the 5 newest receipts (§10 write verification).
+
+    A receipt only proves the server *accepted* a retain. Only ``completed`` proves it landed;
+    ``failed``, ``cancelled`` and ``not_found`` (the server no longer knows the operation) are
+    writes that did not land, and each is named with its redacted error. An operation still
+    running is reported as such, neither verified nor failed; one the server could not be asked
+    about is counted as unchecked.
+    """
     try:
         from ..queue.receipts import read_receipts
 
         receipts = read_receipts(rt.receipts_path)[:5]
     except Exception:
         return []
-    failed: list[str] = []
-    checked = 0
+    lost: list[str] = []
+    landed = running = unchecked = 0
     seen: set[str] = set()
     for r in receipts:
         for op in r.get("operation_ids") or []:
@@ -325,19 +344,33 @@ def _verify_writes(rt: SessionRuntime, backend: Any, wait_s: float) -> list[Chec
             try:
                 st = backend.get_operation(r["bank_id"], op, timeout_s=wait_s)
             except Exception:
+                unchecked += 1
                 continue
-            checked += 1
-            if str(st.get("status", "")).lower() in ("failed", "error"):
-                failed.append(f"{op}: {redact_text(str(st.get('error_message', '')))[:200]}")
-    if not checked:
+            status = str(st.get("status", "")).lower()
+            if status == _OP_LANDED:
+                landed += 1
+            elif status in _OP_RUNNING:
+                running += 1
+            else:
+                why = _OP_LOST.get(status, f"has status {status or 'none'!r}")
+                err = redact_text(str(st.get("error_message") or "")).strip()[:200]
+                lost.append(f"{op} in {r['bank_id']} {why}" + (f": {err}" if err else ""))
+    if not (landed or running or lost or unchecked):
         return []
-    if failed:
+    parts = [f"{landed} recent async operation(s) verified"]
+    if running:
+        parts.append(f"{running} still running")
+    if unchecked:
+        parts.append(f"{unchecked} could not be checked")
+    if lost:
         return [
             Check(
                 "writes",
                 "warn",
-                f"{len(failed)} failed async operation(s): " + "; ".join(failed),
-                "the server accepted but did not store these; check the server logs",
+                f"{len(lost)} async operation(s) did not land: " + "; ".join(lost) + f" ({', '.join(parts)})",
+                "the server accepted but did not store these; check the server logs and retain them again",
             )
         ]
-    return [Check("writes", "ok", f"{checked} recent async operation(s) verified")]
+    if unchecked:
+        return [Check("writes", "warn", "; ".join(parts), "the server did not answer about them; run doctor again")]
+    return [Check("writes", "ok", "; ".join(parts))]
