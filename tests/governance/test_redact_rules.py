@@ -198,6 +198,8 @@ SURVIVOR_REGRESSIONS = [
     # A quoted value ending in a secret word, then ``:`` and nothing: read as a ``"token":`` label.
     ('password = "a000aPASSWORD":', "a000aPASSWORD"),
     ('password = "a000aTOKEN":\nnext', "a000aTOKEN"),
+    # Basic credentials that read as a secret name with ``:`` and nothing after were handed back.
+    ("Authorization: Basic AUTHORIZATION00:", "AUTHORIZATION00"),
 ]
 
 # Redacting once must leave nothing for a second pass to change (found with the survivors above).
@@ -207,6 +209,12 @@ IDEMPOTENCE_REGRESSIONS = [
     ";AUTHORIZATION=&_password = get_password()",
     'AUTHORIZATION:"0Authorization: Basic 00000000000000 ""',
 ]
+
+
+def test_a_quoted_label_with_a_value_is_still_a_label() -> None:
+    """The survivor fixes judge ``"name":`` with nothing after as a value, not every quoted name."""
+    assert redact_text('password = "token": "abc123"') == 'password = "token": "[REDACTED]"'
+    assert redact_text('Cookie: a=b; token="xyz"') == "Cookie: [REDACTED]"
 
 
 @pytest.mark.parametrize("raw", IDEMPOTENCE_REGRESSIONS)

@@ -129,6 +129,21 @@ def secret_word_ending(name: str) -> int | None:
     return None
 
 
+_STRING_END = re.compile(r'"(?:[\s,:;)\]}]|\Z)')
+
+
+def value_follows(text: str, at: int) -> bool:
+    """Whether a value starts at ``at`` (right after a separator), so the name before is a label.
+
+    Nothing follows at the end of the text, at a line break (raw or JSON-escaped ``\\n``) or at a
+    bare ``"`` that closes a JSON string (followed by ``,``/``}``/space…). A bare ``"`` followed
+    by anything else opens a quoted value: ``token="x"``.
+    """
+    if at >= len(text) or text[at] in "\r\n" or text.startswith(("\\n", "\\r"), at):
+        return False
+    return _STRING_END.match(text, at) is None
+
+
 def cut_before_trailing_name(text: str, start: int, end: int) -> int:
     """Shrink a greedy region ``text[start:end]`` so it does not swallow ``name =`` at its end.
 
@@ -140,8 +155,9 @@ def cut_before_trailing_name(text: str, start: int, end: int) -> int:
     if m is None:
         return end
     name_start, name_end = m.start(1), m.end(1)
-    if not is_secret_key(text[name_start:name_end].strip(".-")) or not SEPARATOR.match(text, name_end):
-        return end
+    sep = SEPARATOR.match(text, name_end)
+    if not is_secret_key(text[name_start:name_end].strip(".-")) or sep is None or not value_follows(text, sep.end()):
+        return end  # no name, or a "name:" with nothing after it: that is the value's own tail
     # Hand back only the secret word when it is glued to what precedes it: in
     # ``token=a000a000AUTHORIZATION:`` the ``a000a000`` is the previous value, not the name.
     ending = secret_word_ending(text[name_start:name_end])

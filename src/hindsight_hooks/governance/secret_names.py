@@ -26,6 +26,7 @@ from .secret_lexicon import (
     is_secret_key,
     is_word_shaped,
     unquoted_is_code,
+    value_follows,
 )
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.\-]{0,64}")
@@ -117,8 +118,7 @@ class _Scanner:
         # The body *is* the name and its separator follows the quote (``"token": …``): a label
         # only if a value follows; ``password = "a0b1TOKEN":`` at a line end is a value. In JSON
         # text the line may end as ``\n`` or at the bare quote closing the string.
-        v = key.value_at
-        return v < len(self.text) and self.text[v] not in '\r\n"' and not self.text.startswith(("\\n", "\\r"), v)
+        return value_follows(self.text, key.value_at)
 
     def _starts_with_key(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` opens with ``name:``/``name=`` (maybe quoted) and its value."""
