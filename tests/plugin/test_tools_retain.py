@@ -148,6 +148,22 @@ def test_secrets_are_redacted_before_anything_is_stored(kit: Kit) -> None:
     dumped = repr(unit)
     assert key not in dumped and gh not in dumped and "hunter2" not in dumped
     assert unit["text"].startswith("Deploy uses OPENAI_API_KEY=")
+    # What the model passes besides content is written too: tags, a document id, entities.
+    slack = "xoxb-" + "123456789012-abcdefghijkl"
+    other = host.call_tool(
+        "hindsight_retain",
+        {
+            "items": [{"content": "The deploy bot posts to the ops channel."}],
+            "tags": [f"bot-{slack}", "ops"],
+            "document_id": f"doc-{gh}",
+            "entities": [{"text": f"bot {slack}"}],
+            "async": False,
+        },
+    )
+    assert not other.is_error, other.text
+    (bot,) = [u for u in kit.units(kit.project_bank) if "ops channel" in str(u["text"])]
+    assert slack not in repr(bot) and gh not in repr(bot) and "ops" in bot["tags"]
+    assert str(bot["document_id"]).startswith("doc-[REDACTED")
 
 
 def test_recalled_blocks_are_stripped_and_an_emptied_item_refuses_the_call(kit: Kit) -> None:

@@ -150,13 +150,19 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         return ToolResult.error(rt.not_initialised_message(), "not_initialised")
 
     default_context = rt.cfg.tools.retain_context or f"{rt.identity.host} explicit memory"
-    tags = base_tags(rt, list(p.tags or []))
+    # Content, context and metadata are redacted by build_item; what else the model passes is
+    # written too (tags, a document id, entity names), so it gets the same treatment.
+    scrub = redact_text if rt.cfg.retain.redact_secrets else (lambda text: text)
+    tags = base_tags(rt, list(dict.fromkeys(scrub(t) for t in p.tags or [])))
+    document_id = scrub(p.document_id) if p.document_id else None
     meta = {k: v for k, v in (p.metadata or {}).items() if k not in RESERVED_METADATA}
     meta.update(base_metadata(rt, "tool"))
     meta.pop("imported", None)
     timestamp = None if p.timestamp is None else p.timestamp
     update_mode = p.update_mode or "replace"
     entities = [e.model_dump(exclude_none=True) for e in p.entities] if p.entities else None
+    for entity in entities or []:
+        entity["text"] = scrub(entity["text"])
     items: list[dict[str, Any]] = []
     for n, it in enumerate(p.items, start=1):
         content = strip_injected_blocks(it.content).strip()
@@ -165,7 +171,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
                 f"items[{n - 1}].content is empty (after removing recalled memory blocks)", "invalid"
             )
         context = (it.context or "").strip() or default_context
-        doc_id = p.document_id or ident.explicit_document_id(rt.identity.sid, bank_id, content, context)
+        doc_id = document_id or ident.explicit_document_id(rt.identity.sid, bank_id, content, context)
         items.append(
             build_item(
                 rt,
