@@ -208,6 +208,7 @@ IDEMPOTENCE_REGRESSIONS = [
     "Authorization=token = os.environ['TOKEN']",
     ";AUTHORIZATION=&_password = get_password()",
     'AUTHORIZATION:"0Authorization: Basic 00000000000000 ""',
+    "COOKIE: =AIza00000000000000000000000000000000000=",
 ]
 
 

@@ -193,6 +193,9 @@ class _Scanner:
             return
         self.cut = False
         end = self._run_end(v)
+        open_mark = text.rfind("[REDACTED", v, end)
+        if open_mark >= 0 and text.startswith("]", end) and is_placeholder(text[v : end + 1]):
+            end += 1  # the run stopped inside an earlier rule's placeholder: it is only that
         # A run cut before a swallowed name is a value fragment glued to that name: redact it.
         if end > v and (self.cut or not unquoted_is_code(text[v:end], keyword, text[end : end + 4])):
             self._emit(v, end)

@@ -157,7 +157,10 @@ def redact_jwt(text: str) -> str:
 # -- cookies, URL userinfo, query parameters -------------------------------------------------------
 
 # Cookie / Set-Cookie headers with a ``name=`` value: the rest of the header (``HEADER_REST``).
-_COOKIE = re.compile(r"(?i)(?=[sc])((?:set-)?cookie)[ \t]*:[ \t]*(?=[^\s=;,\"'\\]{1,128}=)(" + HEADER_REST + ")")
+# A value that is already a placeholder was judged by an earlier pass (idempotence).
+_COOKIE = re.compile(
+    r"(?i)(?=[sc])((?:set-)?cookie)[ \t]*:[ \t]*(?!\[REDACTED)(?=[^\s=;,\"'\\]{1,128}=)(" + HEADER_REST + ")"
+)
 
 
 def _cookie(m: re.Match[str]) -> str:
