@@ -134,6 +134,8 @@ def test_completion_of_names_and_arguments(local_kit: Kit) -> None:
     assert host.complete("/hindsight:retain o") == ["/hindsight:retain on", "/hindsight:retain off"]
     assert host.complete("/hindsight:queue --j") == ["/hindsight:queue --jobs", "/hindsight:queue --json"]
     assert host.complete("/hindsight:queue --jobs --r") == ["/hindsight:queue --jobs --requeue-dead"]
+    assert host.complete("/hindsight:queue --json --j") == ["/hindsight:queue --json --jobs"]
+    assert host.complete("/hindsight:doctor --fix ") == ["/hindsight:doctor --fix --json"]
     assert host.complete("/hindsight:doctor --") == ["/hindsight:doctor --json", "/hindsight:doctor --fix"]
     assert host.complete("/hindsight:init --f") == ["/hindsight:init --force"]
     assert host.complete("/hindsight:last-recall -") == ["/hindsight:last-recall --json"]

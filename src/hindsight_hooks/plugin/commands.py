@@ -168,7 +168,8 @@ def _opts(options: list[str]) -> Callable[[str], list[str]]:
     def complete(prefix: str) -> list[str]:
         head, _, last = prefix.rpartition(" ")
         lead = f"{head} " if head else ""
-        return [lead + o for o in options if o.startswith(last)]
+        used = set(head.split())  # an option already typed is not offered again
+        return [lead + o for o in options if o.startswith(last) and o not in used]
 
     return complete
 
