@@ -200,6 +200,8 @@ SURVIVOR_REGRESSIONS = [
     ('password = "a000aTOKEN":\nnext', "a000aTOKEN"),
     # Basic credentials that read as a secret name with ``:`` and nothing after were handed back.
     ("Authorization: Basic AUTHORIZATION00:", "AUTHORIZATION00"),
+    # A bearer run glued in front of a URL swallowed the scheme that marks its userinfo.
+    ("Bearer AUTHORIZATIONpostgres://app:a000a000@db.internal:5432/main", "a000a000"),
 ]
 
 # Redacting once must leave nothing for a second pass to change (found with the survivors above).

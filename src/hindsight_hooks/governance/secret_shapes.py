@@ -221,11 +221,15 @@ def redact_query(text: str) -> str:
 
 
 def redact_shapes(text: str) -> str:
-    """Apply every shape rule, most specific first."""
+    """Apply every shape rule, most specific first.
+
+    URL userinfo goes before the token rules: a credential run glued in front of a URL
+    (``Bearer xyzpostgres://app:pw@db``) would otherwise swallow the scheme that marks it.
+    """
     text = redact_pem(text)
+    text = redact_userinfo(text)
     for pattern, replacement in TOKEN_RULES:
         text = pattern.sub(replacement, text)
     text = redact_jwt(text)
     text = redact_cookies(text)
-    text = redact_userinfo(text)
     return redact_query(text)
