@@ -1,42 +1,41 @@
-"""Turn windows for search: a transcript unit is found by its turn, shown as its message (ADR 052).
+"""Turn windows for search: a reply is found by its prompt, shown as itself (ADR 052).
 
 The store keeps one unit per message (BEHAVIOUR.md §15 step 2), which is what recall shows.
-But a message alone is often unfindable: "Use 4821; the lower ones are taken" answers "what
-port should the billing service use?" without repeating a single word of it. The issue asks
-for transcripts split into retrievable *turn windows*, so each transcript unit is indexed with
-its turn neighbour in the FTS ``context`` column (weighted 0.5 against the message's own words,
-so a unit's own text still ranks first):
+But a reply alone is often unfindable: "Use 4821; the lower ones are taken" answers "what port
+should the billing service use?" without repeating a single word of it. The issue asks for
+transcripts split into retrievable *turn windows*, so the reply is indexed with its prompt in
+the FTS ``context`` column (weighted 0.5 against the unit's own words, so a unit's own text
+still ranks first):
 
-- a ``user`` unit carries the reply: the first non-user message that follows it;
-- any other unit (assistant, tool result, …) carries the prompt of its turn: the user
-  message(s) that opened the turn. A turn starts at a ``user`` message, as in the importer.
+- a turn starts at a run of ``user`` units (as in the importer's chunking); its *reply* is the
+  run of units that follows, up to the next change of role (the message that answers);
+- each reply unit's search context gets the prompt's searchable terms that the reply itself
+  lacks (stop words and 1-char tokens dropped as in the §15 query terms, one copy per Porter
+  stem), from at most ``TURN_CHARS`` of the prompt (the head of a message names its topic);
+- user units, tool results and later messages of the turn get nothing.
 
-Only the neighbour's *searchable terms that the message itself lacks* are added (stop words and
-1-char tokens dropped as in the §15 query terms, one copy per Porter stem). Adding the whole
-neighbour would count a word twice for a unit that already says it — e.g. both halves of every
-routine "deploying the billing service" / "the billing service deploy finished" turn would
-outrank the one reply that only its question names — and would lengthen every unit for
-bm25's length normalisation with words no query ever searches. The neighbour text is capped at
-``TURN_CHARS`` before that (the head of a message names its topic; the cap bounds index growth)
-and stored after the item's own context, separated by ``SEP`` (a control character FTS5 does not
-index and item contexts never carry).
+Why so narrow: every unit that carries a word raises its document frequency, and bm25 rates a
+word by how rare it is. Giving the whole turn to every unit (or the reply to the prompt too)
+would make a turn's words look common and count a word twice for a unit that already says it;
+a first variant that did so ranked routine "deploying the billing service" / "the billing
+service deploy finished" pairs above the one reply that only its question names (ADR 052).
+
+The terms are stored after the item's own context, separated by ``SEP`` (a control character
+FTS5 does not index and item contexts never carry).
 
 Auto-retain delivers a session as append deltas, so a turn may be split across two jobs: the
-user message in one, its reply in the next. So an append reads back where the document stopped,
-through the ``(bank_id, document_id, seq)`` index and bounded: a trailing run of user units (at
-most ``LOOK_BACK``) gets the reply now — its rows are updated and the FTS trigger re-indexes
-them — and otherwise the turn's prompt is the newest run of user units within the last
-``PROMPT_LOOK_BACK`` units. The work is O(delta), never the document.
-
-Units stored before this change have no neighbour and keep none; ``update_unit`` does not
-refresh neighbours of other units. Both only cost findability, never correctness.
+prompt in one, its reply in the next (a message itself is never split across jobs). An append
+therefore reads the document's trailing run of user units (at most ``LOOK_BACK``, through the
+``(bank_id, document_id, seq)`` index): O(delta), never the document. Units stored before this
+change get no terms (no backfill); ``update_unit`` does not refresh them. Both only cost
+findability.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem
@@ -45,7 +44,6 @@ from .local_units import parse_messages
 SEP = "\x1e"
 TURN_CHARS = 1000
 LOOK_BACK = 16
-PROMPT_LOOK_BACK = 256
 USER_PREFIX = "user: "
 
 # Positions in a pending unit row of ``local_write.store_batch`` (rowid, id, bank, doc, seq, text, context, ...).
@@ -110,79 +108,51 @@ def _role_and_text(unit_text: str) -> tuple[str, str]:
 
 
 @dataclass
-class _Stored:
-    """A unit already in the store whose context is rewritten when its reply arrives."""
-
-    rowid: int
-    text: str
-    context: str
-
-
-@dataclass
 class _TurnState:
+    """Where a document's units stand: after a prompt, inside its reply, or elsewhere."""
+
     prompt: str = ""
-    waiting: list[list[Any] | _Stored] = field(default_factory=list)
     after_user: bool = False
-    updates: list[tuple[str, int]] = field(default_factory=list)
+    reply_role: str | None = None
 
     def reset(self) -> None:
-        self.prompt, self.waiting, self.after_user = "", [], False
+        self.prompt, self.after_user, self.reply_role = "", False, None
 
     def add(self, role: str, text: str, row: list[Any]) -> None:
         if role == "user":
             if not self.after_user:
-                self.prompt, self.waiting = "", []
+                self.prompt = ""
             self.prompt = _cap(f"{self.prompt}\n{text}" if self.prompt else text)
-            self.waiting.append(row)
-            self.after_user = True
+            self.after_user, self.reply_role = True, None
             return
+        if self.after_user:
+            self.after_user, self.reply_role = False, role
+        elif role != self.reply_role:
+            self.prompt, self.reply_role = "", None
         if self.prompt:
             row[_CONTEXT] = search_context(row[_CONTEXT], novel_terms(self.prompt, text))
-        reply = _cap(text)
-        for waiting in self.waiting:
-            if isinstance(waiting, _Stored):
-                added = novel_terms(reply, waiting.text)
-                self.updates.append((search_context(item_context_of(waiting.context), added), waiting.rowid))
-            else:
-                own = _role_and_text(str(waiting[_TEXT]))[1]
-                waiting[_CONTEXT] = search_context(waiting[_CONTEXT], novel_terms(reply, own))
-        self.waiting, self.after_user = [], False
 
 
 def _resume(conn: sqlite3.Connection, bank_id: str, document_id: str, before_seq: int) -> _TurnState:
-    """The turn state where the document stopped: its trailing user units, or its last prompt."""
+    """The turn state where the document stopped: a prompt when it ends with user units."""
     state = _TurnState()
     rows = conn.execute(
-        "SELECT rowid, seq, content, context FROM units WHERE bank_id = ? AND document_id = ? AND seq < ? "
-        "ORDER BY seq DESC LIMIT ?",
+        "SELECT content FROM units WHERE bank_id = ? AND document_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
         (bank_id, document_id, before_seq, LOOK_BACK),
     ).fetchall()
-    if not rows:
-        return state
-    if not str(rows[0][2]).startswith(USER_PREFIX):  # mid-turn: find the user run that opened it
-        rows = conn.execute(
-            "SELECT rowid, seq, content, context FROM units WHERE bank_id = ? AND document_id = ? "
-            "AND seq BETWEEN ? AND ? AND substr(content, 1, 6) = ? ORDER BY seq DESC LIMIT ?",
-            (bank_id, document_id, before_seq - PROMPT_LOOK_BACK, before_seq - 1, USER_PREFIX, LOOK_BACK),
-        ).fetchall()
-    run: list[tuple[int, str, str]] = []
-    expected = None
-    for rowid, seq, content, context in rows:  # newest first: one run of consecutive user units
-        if not str(content).startswith(USER_PREFIX) or (expected is not None and int(seq) != expected):
+    run: list[str] = []
+    for (content,) in rows:  # newest first: the trailing run of user units
+        if not str(content).startswith(USER_PREFIX):
             break
-        run.append((int(rowid), str(content)[len(USER_PREFIX) :], str(context)))
-        expected = int(seq) - 1
-    run.reverse()
-    for _rowid, text, _context in run:
+        run.append(str(content)[len(USER_PREFIX) :])
+    for text in reversed(run):
         state.prompt = _cap(f"{state.prompt}\n{text}" if state.prompt else text)
-    if run and int(rows[0][1]) == before_seq - 1:  # the document ends with these user units
-        state.waiting = [_Stored(rowid, text, context) for rowid, text, context in run]
-        state.after_user = True
+    state.after_user = bool(run)
     return state
 
 
 def link_turns(conn: sqlite3.Connection, bank_id: str, items: Sequence[_Item], docs: Mapping[str, _Doc]) -> None:
-    """Put each transcript unit's turn neighbour into its pending row's context (see the module doc).
+    """Put each reply unit's prompt terms into its pending row's context (see the module doc).
 
     ``docs[d].pending`` holds the new unit rows of document ``d`` in item order, so item ``i``
     owns the next ``len(items[i].unit_texts)`` rows of its document.
@@ -202,9 +172,6 @@ def link_turns(conn: sqlite3.Connection, bank_id: str, items: Sequence[_Item], d
             turn = _resume(conn, bank_id, item.document_id, int(rows[0][_SEQ])) if appends else _TurnState()
             turns[item.document_id] = turn
         _link_item(turn, item, rows)
-    updates = [u for turn in turns.values() for u in turn.updates]
-    if updates:
-        conn.executemany("UPDATE units SET context = ? WHERE rowid = ?", updates)
 
 
 def _link_item(turn: _TurnState, item: _Item, rows: Iterable[list[Any]]) -> None:
