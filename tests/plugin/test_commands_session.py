@@ -173,8 +173,10 @@ def test_route_is_a_dry_run_that_writes_nothing(kit: Kit) -> None:
 
 
 def test_router_mode_is_visible_and_routes_writes(kit: Kit) -> None:
-    kit.configure(sections={"user_retain": {"mode": "router"}})
+    kit.configure(sections={"user_retain": {"mode": "router"}, "notifications": {"startup": True}})
     host = kit.host()
+    (startup,) = [t for t in ui_of(host).texts() if t.startswith("hindsight: backend ")]
+    assert "user_retain=router" in startup  # shown at startup, in /hindsight and /hindsight:session
     r = host.command("/hindsight:route I always prefer tabs; fix the bug in the config module")
     assert r.data is not None and r.data["route"] == "both" and r.data["writes"] == ["project", "global"]
     assert r.data["reason"].startswith("router mode: suggested=both; signals=")
