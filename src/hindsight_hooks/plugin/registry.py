@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _runtimes: dict[int, SessionRuntime] = {}
+# Contexts that cannot be weakly referenced (``types.SimpleNamespace``, classes with
+# ``__slots__``): a foreign host may pass any object with the named attributes (ADR-025).
+# They are held strongly so their ``id`` can never be reused by another object while the
+# runtime keyed by it is alive; the cost is one small object per such host for the process.
+_pinned: dict[int, object] = {}
 
 
 def get(ctx: HostContext) -> SessionRuntime | None:
@@ -30,7 +35,11 @@ def put(ctx: HostContext, runtime: SessionRuntime) -> None:
         old = _runtimes.get(key)
         _runtimes[key] = runtime
     if old is None:
-        weakref.finalize(ctx, _forget, key)
+        try:
+            weakref.finalize(ctx, _forget, key)
+        except TypeError:
+            with _lock:
+                _pinned[key] = ctx
     elif old is not runtime:
         old.close_quietly()
 
