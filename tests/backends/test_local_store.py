@@ -13,7 +13,7 @@ import pytest
 from hindsight_hooks.backends.base import BackendError, BankSpec, MemoryBackend, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
-from hindsight_hooks.backends.local_write import hash16
+from hindsight_hooks.backends.local_write import document_text, hash16
 from tests.backends.test_local_support import T0_ISO, Clock, file_digest, item, make, messages_json, raw
 
 
@@ -122,7 +122,7 @@ def test_replace_deletes_the_documents_units(tmp_path: Path) -> None:
     assert texts(backend, "b") == ["second version of the note"]
     assert backend.recall("b", RecallRequest(query="first")).hits == []
     conn = raw(backend.path)
-    assert conn.execute("SELECT original_text FROM documents").fetchone()[0] == "second version of the note"
+    assert document_text(conn, "b", "doc") == "second version of the note"
     assert {r[0] for r in conn.execute("SELECT tag FROM unit_tags")} == {"t2"}
 
 
@@ -144,8 +144,8 @@ def test_append_rewrites_tags_and_metadata_of_all_units(tmp_path: Path) -> None:
         json.dumps({"retain_source": "auto", "k": "2"}, separators=(",", ":"))
     }
     assert sorted(r[0] for r in conn.execute("SELECT tag FROM unit_tags")) == ["new", "new", "x", "x"]
-    original = conn.execute("SELECT original_text FROM documents").fetchone()[0]
-    assert original == first + "\n\n" + second
+    assert document_text(conn, "b", "s") == first + "\n\n" + second
+    assert [r[0] for r in conn.execute("SELECT text FROM document_parts ORDER BY seq")] == [first, second]
     scoped = backend.recall("b", RecallRequest(query="alpha", tag_groups=[{"tags": ["new"], "match": "any_strict"}]))
     assert [h.text for h in scoped.hits] == ["user: alpha message"]
     assert backend.recall("b", RecallRequest(query="alpha", tag_groups=[{"tags": ["old"]}])).hits == []

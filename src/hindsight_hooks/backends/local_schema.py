@@ -26,7 +26,7 @@ from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from .base import BackendError, ErrorKind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_HEADER = b"SQLite format 3\x00"
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
@@ -120,8 +120,29 @@ CREATE TABLE unit_vectors(
 );
 """
 
-# MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the schema.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_V1,)
+# Version 2 (ADR-050): a document's text is its ``document_parts`` rows by ``seq``, blank-line
+# separated, one row per retained item, so an append inserts its delta instead of rewriting
+# ``documents.original_text`` (which stays, empty: SQLite rewrites a whole record on any update,
+# so a large text in the ``documents`` row would make every append O(document) again). The
+# migration moves each stored text into part 0 of its document, once.
+_V1_TO_V2 = """
+CREATE TABLE document_parts(
+    bank_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (bank_id, document_id, seq),
+    FOREIGN KEY (bank_id, document_id) REFERENCES documents(bank_id, document_id) ON DELETE CASCADE
+);
+INSERT INTO document_parts(bank_id, document_id, seq, text)
+    SELECT bank_id, document_id, 0, original_text FROM documents WHERE original_text != '';
+UPDATE documents SET original_text = '' WHERE original_text != '';
+"""
+
+# MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
+# schema. Published entries never change (files in the wild were built by them): a change to
+# the schema is a new entry and a version bump.
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_V1, _V1_TO_V2)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
