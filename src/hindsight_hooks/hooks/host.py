@@ -9,11 +9,14 @@ host goes on (fail-open), exactly like Pi.
 from __future__ import annotations
 
 import copy
+import operator
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import orjson
 import pluggy
 from pydantic import ValidationError
 
@@ -67,6 +70,7 @@ class Host:
         self._commands: dict[str, Command] | None = None
         self._tools: dict[str, Tool] | None = None
         self._lock = threading.RLock()
+        self._end_copies: dict[str, _Copies | None] = {}
 
     # -- plumbing ---------------------------------------------------------------------------
     def _report(self, where: str, impl: Any, exc: BaseException) -> None:
@@ -109,8 +113,23 @@ class Host:
         return current
 
     def agent_end(self, messages: list[Message]) -> None:
+        """Each plugin gets its own deep copy of the transcript, as in ``context``.
+
+        The transcript grows by a few messages per run, so a plugin's copies of the messages of
+        its previous run are handed out again when neither the host's messages nor those copies
+        have changed since (see :func:`_reuse_copies`): the deep-copy work follows the new
+        messages, not the transcript (ADR-051). A plugin's copies are taken out of the cache for
+        the duration of its call, so two concurrent runs never share one.
+        """
         self._begin_hook()
-        self._each("agent_end", lambda f: f(messages=copy.deepcopy(messages), ctx=self.ctx))
+        for impl in self.pm.hook.agent_end.get_hookimpls():
+            label = str(impl.plugin_name)
+            copies, kept = _reuse_copies(messages, self._end_copies.pop(label, None))
+            try:
+                impl.function(messages=copies, ctx=self.ctx)
+            except Exception as exc:
+                self._report("agent_end", impl, exc)
+            self._end_copies[label] = kept
 
     def shutdown(self) -> None:
         self._begin_hook()
@@ -212,6 +231,47 @@ class Host:
 
     async def acall_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         return await _to_thread(self.call_tool, name, arguments)
+
+
+@dataclass
+class _Copies:
+    """One plugin's copy of the transcript from its previous ``agent_end``."""
+
+    originals: list[Any]  # the host's message objects it was made from
+    copies: list[Any]  # what the plugin got (``copy.deepcopy`` of them)
+    snapshot: bytes  # ``orjson.dumps(originals)`` when they were copied
+
+
+def _reuse_copies(messages: list[Message], previous: _Copies | None) -> tuple[list[Message], _Copies | None]:
+    """A deep copy of ``messages`` for one plugin, reusing its previous copy when that is intact.
+
+    Reused only when the previous originals are the very same objects (``is``) at the head of
+    ``messages`` — a grown transcript — and (1) their JSON today is byte-identical to when they
+    were copied, so the host changed nothing in place (bytes, unlike ``==``, tell ``1`` from
+    ``1.0`` and ``True``, and see key order), and (2) the copies still ``==`` them, so the
+    plugin changed nothing either (``==``, unlike the bytes, tells NaN from null). Otherwise, and
+    for anything orjson cannot encode, the whole transcript is deep-copied as before.
+
+    The JSON of ``messages`` is computed once: a compact array's bytes start with the bytes of
+    its head (``[a,b`` of ``[a,b,c]``), so the previous snapshot is a prefix check.
+    """
+    try:
+        snapshot = orjson.dumps(messages)
+    except (TypeError, ValueError):
+        return copy.deepcopy(messages), None
+    n = len(previous.originals) if previous is not None else 0
+    if (
+        previous is not None
+        and 0 < n <= len(messages)
+        and all(map(operator.is_, previous.originals, messages))
+        and snapshot.startswith(previous.snapshot[:-1])
+        and snapshot[len(previous.snapshot) - 1 : len(previous.snapshot)] in (b",", b"]")
+        and previous.copies == messages[:n]
+    ):
+        copies = [*previous.copies, *copy.deepcopy(messages[n:])]
+    else:
+        copies = copy.deepcopy(messages)
+    return copies, _Copies(list(messages), list(copies), snapshot)
 
 
 async def _to_thread(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
