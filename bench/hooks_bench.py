@@ -16,6 +16,9 @@ DESIGN.md targets (printed, never asserted):
    durable enqueue, immediate delivery into SQLite, receipts). A no-plugin host's ``agent_end`` on the
    same transcripts is the baseline (the host's deep copy, which does follow the transcript); the
    target ratio is taken on the plugin's share (host+plugin − baseline).
+3. The store's part of 2: ``LocalBackend.retain_batch`` appending the same 4-message delta to a
+   100- and to a 2,500-message session document (ADR-050: an append must not rewrite the
+   document), interleaved, with the ratio of medians.
 
 The 10k memories are bulk-loaded straight through ``LocalBackend.retain_batch`` into the bank the
 plugin derives for the project, tagged the way auto-retain tags them, as 5-message transcript items
@@ -26,7 +29,7 @@ Everything lives in a fresh folder under ``.tmpbench/`` (removed at the end unle
 HOME/XDG isolated there, so no real config or store is read or touched.
 
 Usage: ``.venv/bin/python bench/hooks_bench.py [--memories 10000] [--calls 200] [--sessions 4]
-[--steps 6] [--delta 4] [--profile] [--keep]``
+[--steps 6] [--delta 4] [--appends 40] [--skip-context] [--profile] [--keep]``
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -276,10 +280,10 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
             store_recall(msgs)
         base_ms, plug_ms, hit_ms, store_ms, over_ms = [], [], [], [], []
         for msgs in transcripts[20:]:  # interleaved, so machine noise hits each case alike
-            b = timed(lambda m=msgs: bare.context(m))
-            p = timed(lambda m=msgs: plugged.context(m))
-            h = timed(lambda m=msgs: plugged.context(m))  # same prompt again: the §5.2 cache answers
-            s = timed(lambda m=msgs: store_recall(m))
+            b = timed(partial(bare.context, msgs))
+            p = timed(partial(plugged.context, msgs))
+            h = timed(partial(plugged.context, msgs))  # same prompt again: the §5.2 cache answers
+            s = timed(partial(store_recall, msgs))
             base_ms.append(b)
             plug_ms.append(p)
             hit_ms.append(h)
@@ -346,13 +350,13 @@ def bench_agent_end(
             for h in hosts[n]:
                 h.start()
             prefix = pool[: n - delta]
-            out[n]["prime"].append(timed(lambda h=hosts[n][0], m=prefix: h.agent_end(m)))  # a real retained run
+            out[n]["prime"].append(timed(partial(hosts[n][0].agent_end, prefix)))  # a real retained run
         for k in range(steps):
             for n in sizes:  # interleaved sizes: each sees the same machine load
                 msgs = pool[: n + k * delta]  # exactly ``delta`` new messages since the last run
                 plugged, bare = hosts[n]
-                out[n]["baseline"].append(timed(lambda h=bare, m=msgs: h.agent_end(m)))
-                out[n]["plugin"].append(timed(lambda h=plugged, m=msgs: h.agent_end(m)))
+                out[n]["baseline"].append(timed(partial(bare.agent_end, msgs)))
+                out[n]["plugin"].append(timed(partial(plugged.agent_end, msgs)))
         if prof is not None:  # one more, untimed run of the longest transcript, under the profiler
             prof.enable()
             hosts[max(sizes)][0].agent_end(pool[: max(sizes) + steps * delta])
@@ -362,6 +366,32 @@ def bench_agent_end(
                 h.shutdown()
             trouble.extend(complaints(pair[0]))
     return out, trouble, profile_text(prof)
+
+
+def bench_store_append(db: Path, text: Text, sizes: tuple[int, ...], delta: int, rounds: int) -> dict[int, list[float]]:
+    """ms per ``retain_batch`` of ``delta`` new messages into a session document of each size."""
+    pool = [work_message(text, i) for i in range(max(sizes) + rounds * delta)]
+    backend = LocalBackend(db)
+    out: dict[int, list[float]] = {n: [] for n in sizes}
+
+    def item(msgs: list[Message], n: int) -> dict[str, Any]:
+        return {"content": json.dumps(msgs), "context": "Coding session (agent)", "document_id": f"hh-session:store{n}",
+                "update_mode": "append", "tags": ["repo:bench", f"session:store{n}"],
+                "metadata": {"retain_source": "auto", "session_id": f"store{n}"}}  # fmt: skip
+
+    try:
+        for n in sizes:
+            backend.retain_batch("bench-store", [item(pool[:n], n)], operation_id=f"store-prime-{n}")
+        for k in range(rounds):
+            for n in sizes:  # interleaved sizes
+                msgs = pool[n + k * delta : n + (k + 1) * delta]
+                batch = [item(msgs, n)]
+                started = time.perf_counter()
+                backend.retain_batch("bench-store", batch, operation_id=f"store-{n}-{k}")
+                out[n].append((time.perf_counter() - started) * 1000)
+    finally:
+        backend.close()
+    return out
 
 
 def profile_text(prof: cProfile.Profile | None, top: int = 25) -> str:
@@ -398,6 +428,27 @@ def line(name: str, values: list[float]) -> str:
     return f"  {name:<34} p50 {statistics.median(values):8.2f} ms   p99 {pct(values, 0.99):8.2f} ms"
 
 
+def report_context(ctx: dict[str, Any], units: int, args: argparse.Namespace) -> None:
+    p50 = statistics.median(ctx["plugin"])
+    b50 = statistics.median(ctx["baseline"])
+    o50, o99 = statistics.median(ctx["overhead"]), pct(ctx["overhead"], 0.99)
+    print(f"\n1. context hook, {units} memories, {args.calls} calls, each a new prompt "
+          f"({ctx['with_block_of_20']}/20 got a block injected)")  # fmt: skip
+    print(line("baseline host (no-op plugin)", ctx["baseline"]))
+    print(line("host + plugin (real recall)", ctx["plugin"]))
+    print(line("plugin overhead (difference)", ctx["overhead"]))
+    print(line("host + plugin, cache hit", ctx["cache_hit"]))
+    print(line("LocalBackend.recall alone", ctx["store_recall"]))
+    print(f"  ratio plugin/baseline p50 = {p50 / b50:.1f}x;  overhead p50 {o50:.2f} ms (target ≤ "
+          f"{TARGET_CONTEXT[0]:.0f}), p99 {o99:.2f} ms (target ≤ {TARGET_CONTEXT[1]:.0f})"
+          f"  -> {'met' if o50 <= TARGET_CONTEXT[0] and o99 <= TARGET_CONTEXT[1] else 'NOT met'}")  # fmt: skip
+    print(f"  store share of the overhead p50: {statistics.median(ctx['store_recall']) / max(o50, 1e-9):.0%}")
+    if args.profile:
+        print("\n  cProfile, 100 context calls (cumulative):\n" + ctx["profile"])
+    if ctx["complaints"]:
+        print("  plugin complained: " + " | ".join(ctx["complaints"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000, help="units bulk-loaded into the project bank")
@@ -405,6 +456,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=4, help="agent_end sessions per transcript size")
     parser.add_argument("--steps", type=int, default=6, help="timed agent_end runs per session")
     parser.add_argument("--delta", type=int, default=4, help="new messages per agent_end run")
+    parser.add_argument("--appends", type=int, default=40, help="timed store appends per document size (part 3)")
+    parser.add_argument("--skip-context", action="store_true", help="run parts 2 and 3 only")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--budget", choices=["low", "mid", "high"], help="recall.budget in the project config")
     parser.add_argument("--profile", action="store_true", help="cProfile 100 context calls and the long agent_end runs")
@@ -425,26 +478,8 @@ def main() -> None:
         print(f"store {db} — bank {who.project_bank_id}: {units} units bulk-loaded in {load_s:.1f} s; "
               f"recall.budget={budget}")  # fmt: skip
 
-        ctx = bench_context(root, db, who, text, args.calls, args.profile)
-        p50 = statistics.median(ctx["plugin"])
-        b50 = statistics.median(ctx["baseline"])
-        o50, o99 = statistics.median(ctx["overhead"]), pct(ctx["overhead"], 0.99)
-        print(f"\n1. context hook, {units} memories, {args.calls} calls, each a new prompt "
-              f"({ctx['with_block_of_20']}/20 got a block injected)")  # fmt: skip
-        print(line("baseline host (no-op plugin)", ctx["baseline"]))
-        print(line("host + plugin (real recall)", ctx["plugin"]))
-        print(line("plugin overhead (difference)", ctx["overhead"]))
-        print(line("host + plugin, cache hit", ctx["cache_hit"]))
-        print(line("LocalBackend.recall alone", ctx["store_recall"]))
-        print(f"  ratio plugin/baseline p50 = {p50 / b50:.1f}x;  overhead p50 {o50:.2f} ms (target ≤ "
-              f"{TARGET_CONTEXT[0]:.0f}), p99 {o99:.2f} ms (target ≤ {TARGET_CONTEXT[1]:.0f})"
-              f"  -> {'met' if o50 <= TARGET_CONTEXT[0] and o99 <= TARGET_CONTEXT[1] else 'NOT met'}")  # fmt: skip
-        print(f"  store share of the overhead p50: {statistics.median(ctx['store_recall']) / max(o50, 1e-9):.0%}")
-        if args.profile:
-            print("\n  cProfile, 100 context calls (cumulative):\n" + ctx["profile"])
-
-        if ctx["complaints"]:
-            print("  plugin complained: " + " | ".join(ctx["complaints"]))
+        if not args.skip_context:
+            report_context(bench_context(root, db, who, text, args.calls, args.profile), units, args)
         ends, trouble, end_prof = bench_agent_end(
             root, text, sizes, args.sessions, args.steps, args.delta, args.profile
         )
@@ -471,6 +506,14 @@ def main() -> None:
         if args.profile:
             print(f"\n  cProfile, the {sizes[-1]}-message agent_end runs (cumulative):\n" + end_prof)
         print(f"  check: {check_retained(root, db, who.project_bank_id or '', len(sizes) * args.sessions)}")
+
+        appends = bench_store_append(db, text, sizes, args.delta, args.appends)
+        print(f"\n3. LocalBackend.retain_batch alone: append {args.delta} new messages to a session document, "
+              f"{args.appends} appends per size")  # fmt: skip
+        for n in sizes:
+            print(line(f"  document of {n}+ messages", appends[n]))
+        store_ratio = statistics.median(appends[sizes[1]]) / statistics.median(appends[sizes[0]])
+        print(f"  ratio {sizes[1]}/{sizes[0]}: {store_ratio:.2f}  (ADR-050: an append costs its delta)")
         print(f"\ntotal wall time {time.perf_counter() - wall:.1f} s")
     finally:
         if args.keep:
