@@ -264,7 +264,7 @@ def _reuse_copies(messages: list[Message], previous: _Copies | None) -> tuple[li
         previous is not None
         and 0 < n <= len(messages)
         and all(map(operator.is_, previous.originals, messages))
-        and snapshot.startswith(previous.snapshot[:-1])
+        and snapshot.startswith(memoryview(previous.snapshot)[:-1])  # a view: no 3 MB slice copy
         and snapshot[len(previous.snapshot) - 1 : len(previous.snapshot)] in (b",", b"]")
         and previous.copies == messages[:n]
     ):
