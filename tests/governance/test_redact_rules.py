@@ -200,6 +200,7 @@ SURVIVOR_REGRESSIONS = [
     ('password = "a000aTOKEN":\nnext', "a000aTOKEN"),
     # Basic credentials that read as a secret name with ``:`` and nothing after were handed back.
     ("Authorization: Basic AUTHORIZATION00:", "AUTHORIZATION00"),
+    ('password = "a000aSECRET":0', "a000aSECRET"),
     # A bearer run glued in front of a URL swallowed the scheme that marks its userinfo.
     ("Bearer AUTHORIZATIONpostgres://app:a000a000@db.internal:5432/main", "a000a000"),
 ]
@@ -211,6 +212,7 @@ IDEMPOTENCE_REGRESSIONS = [
     ";AUTHORIZATION=&_password = get_password()",
     'AUTHORIZATION:"0Authorization: Basic 00000000000000 ""',
     "COOKIE: =AIza00000000000000000000000000000000000=",
+    "Authorization:`0Authorization: Basic 00000000000000Authorization:`0",
 ]
 
 

@@ -113,6 +113,10 @@ class _Scanner:
         key = self.keys[j]
         if key is None or key.value_at < end:
             return False
+        # A label reads as a name (words, not ``a0b1TOKEN``): glued characters are a value's tail.
+        name = re.sub(r"[.\-]", "_", self.text[max(start, key.start) : min(end, key.end)])
+        if not is_word_shaped(name):
+            return False
         if key.end < end:
             return True  # "Password: " inside the quotes: a prompt or a label
         # The body *is* the name and its separator follows the quote (``"token": …``): a label
