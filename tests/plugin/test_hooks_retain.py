@@ -68,6 +68,7 @@ def test_overlapping_transcripts_and_restarts_retain_each_message_once(local_pro
     _assert_once(local_project, 1, 2, 3, 4, 5)
     docs = local_project.documents()
     assert len(docs) == 1 and docs[0][1].startswith("hh-session:"), "one live document per session"
+    assert all(f"q{n}x" in docs[0][2] for n in range(1, 6)), "the document's text holds every appended run"
     assert local_project.queue_jobs() == []
 
 
