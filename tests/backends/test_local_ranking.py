@@ -262,7 +262,8 @@ def test_abort_signal_stops_recall(scored: LocalBackend) -> None:
 
 
 def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
-    """The plan the bounded search relies on: FTS5 is the outer loop and sorts by rank itself."""
+    """The plan the bounded search relies on: the matches are ranked in a co-routine that is the
+    outer loop, so filters run in rank order only until LIMIT; nothing sorts after the filters."""
     from hindsight_hooks.backends.local_query import CandidateSearch, Filters, tag_groups_sql
 
     backend = make(tmp_path)
@@ -273,9 +274,35 @@ def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
     plan = conn.execute(
         "EXPLAIN QUERY PLAN " + search._ranked_sql, ['"plan"', 0, 1 << 50, "b", T0_ISO, "world", "t", 5]
     ).fetchall()
-    details = [row[3] for row in plan]
-    assert details[0].startswith("SCAN f VIRTUAL TABLE")
-    assert not any("TEMP B-TREE" in d for d in details)
+    coroutine = next(row[0] for row in plan if row[3] == "CO-ROUTINE f")
+    outer = [row[3] for row in plan if row[1] == 0]
+    assert outer[:2] == ["CO-ROUTINE f", "SCAN f"]
+    assert any(row[1] == coroutine and row[3].startswith("SCAN units_fts VIRTUAL TABLE") for row in plan)
+    assert all(row[1] == coroutine for row in plan if "TEMP B-TREE" in row[3]), "only the matches are sorted"
+
+
+def test_ranked_rows_equal_fts5s_own_rank_order_under_filters(tmp_path: Path) -> None:
+    """The bm25 co-routine returns exactly what FTS5's ``ORDER BY rank`` returns: same rows (the
+    filters counted before LIMIT), same order, same ranks."""
+    from hindsight_hooks.backends.local_query import CandidateSearch, Filters, tag_groups_sql
+
+    backend = make(tmp_path)
+    words = ["kafka", "broker", "topic", "lag", "consumer", "offset", "replica", "leader"]
+    items = [
+        item(" ".join(words[(i * k) % 8] for k in range(1, 2 + i % 7)) + f" n{i}", f"d{i}", tags=[f"t{i % 3}"])
+        for i in range(400)
+    ]
+    backend.retain_batch("b", items, operation_id="op")
+    conn = raw(backend.path)
+    tag_sql, tag_params = tag_groups_sql([{"tags": ["t1"], "match": "any_strict"}])
+    search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO, None, tag_sql, tag_params))
+    for expr in ['"kafka" OR "lag"', '"broker" OR "offset" OR "leader"', '"replica"']:
+        params = [expr, 0, 1 << 50, "b", T0_ISO, *tag_params, 30]
+        fast = conn.execute(search._ranked_sql, params).fetchall()
+        reference = conn.execute(search._ranked_by_fts_sql, params).fetchall()
+        assert len(fast) == 30
+        assert [r[0] for r in fast] == [r[0] for r in reference]
+        assert [r[-1] for r in fast] == pytest.approx([r[-1] for r in reference])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

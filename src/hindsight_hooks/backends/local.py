@@ -39,6 +39,17 @@ from .base import (
     RetainOutcome,
 )
 from .local_query import (
+    D_CONTENT,
+    D_CONTEXT,
+    D_DOC,
+    D_SOURCE,
+    D_TAGS,
+    D_TYPE,
+    K_CREATED,
+    K_ID,
+    K_IMPORTANCE,
+    K_RANK,
+    K_ROWID,
     MAX_WINDOWS,
     R_CONTENT,
     R_CONTEXT,
@@ -55,6 +66,7 @@ from .local_query import (
     UNIT_COLUMNS,
     CandidateSearch,
     Filters,
+    fetch_details,
     tag_groups_sql,
 )
 from .local_rank import (
@@ -67,6 +79,7 @@ from .local_rank import (
 )
 from .local_reflect import reflect_query, sandwich
 from .local_schema import (
+    BUSY_TIMEOUT_MS,
     MAX_SLOT,
     SCHEMA_VERSION,
     check_fts5,
@@ -87,6 +100,7 @@ DEFAULT_RECALL_LIMIT = 8
 BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
 OPERATION_RETENTION_S = 90 * 24 * 3600.0
 _PROGRESS_STEPS = 2000
+_WAIT_SLICE_S = 0.025  # lock waits of a bounded read re-check the deadline and signal this often
 _UPDATE_MODES = ("replace", "append")
 
 
@@ -120,25 +134,97 @@ class LocalBackend:
 
     # -- connections and transactions ------------------------------------------------------------
 
-    def _conn(self) -> sqlite3.Connection:
+    @property
+    def recall_bounds_itself(self) -> bool:
+        """True when ``recall`` keeps its ``timeout_s``/``signal`` on the calling thread.
+
+        Every wait is inside SQLite and bounded: the progress handler stops statements, lock
+        waits are sliced (``_until``). An embedder is foreign code with no such bound, so with
+        one the caller must keep its own watchdog (plugin recall dispatch, ADR 053).
+        """
+        return self._embedder is None
+
+    def _conn(self, end: float | None = None, signal: threading.Event | None = None) -> sqlite3.Connection:
+        """This thread's connection; opening one waits for locks only until ``end``/``signal``."""
         pid = os.getpid()
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and getattr(self._local, "pid", None) == pid:
             return conn
-        conn = connect(self.path)
-        try:
-            with self._lock:
-                if self._schema_pid != pid:
-                    ensure_schema(conn, self.path)
-                    self._schema_pid = pid
-                ensure_staging(conn)
-                self._conns.append((pid, conn))
-        except BaseException:
-            conn.close()
-            raise
+        if end is None and signal is None:
+            conn = connect(self.path)
+            try:
+                with self._lock:
+                    self._setup(conn, pid)
+            except BaseException:
+                conn.close()
+                raise
+        else:
+            conn = self._open_bounded(pid, end, signal)
         self._local.conn = conn
         self._local.pid = pid
         return conn
+
+    def _open_bounded(self, pid: int, end: float | None, signal: threading.Event | None) -> sqlite3.Connection:
+        """Open this thread's connection with every lock wait bounded by ``end``/``signal``.
+
+        ``connect`` waits up to the 5 s busy timeout when another process holds the file
+        exclusively. So a probe connection first waits in bounded slices until the file can be
+        read, and stays open while the real connection is set up: in WAL mode an open
+        connection keeps exclusive holders out, so ``connect`` then has nothing to wait for.
+        """
+        probe = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=0)
+        try:
+            self._until(probe, end, signal, lambda: probe.execute("SELECT count(*) FROM sqlite_master").fetchone())
+            conn = connect(self.path)
+            try:
+                self._take_lock(end, signal)
+                try:
+                    self._until(conn, end, signal, lambda: self._setup(conn, pid))
+                finally:
+                    self._lock.release()
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        finally:
+            probe.close()
+
+    def _setup(self, conn: sqlite3.Connection, pid: int) -> None:
+        if self._schema_pid != pid:
+            ensure_schema(conn, self.path)
+            self._schema_pid = pid
+        ensure_staging(conn)
+        if not any(c is conn for _, c in self._conns):
+            self._conns.append((pid, conn))
+
+    def _take_lock(self, end: float | None, signal: threading.Event | None) -> None:
+        while not self._lock.acquire(timeout=_WAIT_SLICE_S):
+            _check_bounds(end, signal, BUSY_TIMEOUT_MS / 1000.0)
+
+    def _until(
+        self, conn: sqlite3.Connection, end: float | None, signal: threading.Event | None, step: Callable[[], Any]
+    ) -> Any:
+        """Run ``step``, retrying while the file is locked, in slices that notice ``end``/``signal``.
+
+        SQLite's busy handler sleeps without calling the progress handler, so a lock held by
+        another process (``locking_mode=EXCLUSIVE``, a WAL recovery) would otherwise hold a
+        recall for the whole 5 s busy timeout, past ``recall.timeout_ms`` and deaf to an abort.
+        Without ``end`` the wait still ends after the usual busy timeout.
+        """
+        limit = time.monotonic() + BUSY_TIMEOUT_MS / 1000.0
+        try:
+            while True:
+                left = _check_bounds(end, signal, limit - time.monotonic())
+                conn.execute(f"PRAGMA busy_timeout = {max(1, min(int(_WAIT_SLICE_S * 1000), int(left * 1000)))}")
+                try:
+                    return step()
+                except (sqlite3.OperationalError, BackendError) as exc:  # ensure_schema maps its own errors
+                    text = str(exc).lower()
+                    if ("locked" not in text and "busy" not in text) or time.monotonic() >= limit:
+                        raise
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _now(self) -> float:
         return float(self._clock())
@@ -170,32 +256,40 @@ class LocalBackend:
     def _read(
         self, operation: str, timeout_s: float | None = None, signal: threading.Event | None = None
     ) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
         end = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
-        if end is not None or signal is not None:
-
-            def stop() -> int:
-                return int((signal is not None and signal.is_set()) or (end is not None and time.monotonic() > end))
-
-            conn.set_progress_handler(stop, _PROGRESS_STEPS)
+        bounded = end is not None or signal is not None
         try:
             if signal is not None and signal.is_set():
-                raise BackendError(operation, "aborted", "request aborted")
-            conn.execute("BEGIN")
+                raise _Stop("aborted")
+            conn = self._conn(end, signal) if bounded else self._conn()
+            if bounded:
+
+                def stop() -> int:
+                    return int((signal is not None and signal.is_set()) or (end is not None and time.monotonic() > end))
+
+                conn.set_progress_handler(stop, _PROGRESS_STEPS)
             try:
-                yield conn
+                conn.execute("BEGIN")
+                try:
+                    if bounded:  # take the read snapshot now, where a lock wait is still bounded
+                        self._until(conn, end, signal, lambda: conn.execute("SELECT 1 FROM banks LIMIT 1").fetchall())
+                    yield conn
+                finally:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("COMMIT")
             finally:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("COMMIT")
+                if bounded:
+                    conn.set_progress_handler(None, 0)
+        except _Stop as halted:
+            if halted.why == "aborted":
+                raise BackendError(operation, "aborted", "request aborted") from None
+            raise BackendError(operation, "timeout", f"{operation} timed out after {timeout_s}s") from None
         except sqlite3.Error as exc:
             if "interrupted" in str(exc).lower():
                 if signal is not None and signal.is_set():
                     raise BackendError(operation, "aborted", "request aborted") from None
                 raise BackendError(operation, "timeout", f"{operation} timed out after {timeout_s}s") from None
             raise map_error(operation, exc, self.path) from None
-        finally:
-            if end is not None or signal is not None:
-                conn.set_progress_handler(None, 0)
 
     @staticmethod
     def _slot(conn: sqlite3.Connection, bank_id: str) -> int | None:
@@ -356,13 +450,13 @@ class LocalBackend:
             search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
             result = search.run(terms, max(limit * 3, 50), limit)
             self.last_search_mode = result.mode
-            candidates = [_candidate(row) for row in result.rows]
+            candidates = [_ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
-        keys = term_keys(terms)
-        finder = StemFinder(frozenset(stem for key in keys for stem in key))
-        score_candidates(candidates, reference, dense_mode=dense_mode)
-        ordered = covered_in_order(order_candidates(candidates), keys, finder.found)
-        chosen = cut_to_budget(ordered, limit, request.max_tokens)
+            keys = term_keys(terms)
+            finder = StemFinder(frozenset(stem for key in keys for stem in key))
+            score_candidates(candidates, reference, dense_mode=dense_mode)
+            ordered = _detailed(conn, order_candidates(candidates), max(2 * limit, 10))
+            chosen = cut_to_budget(covered_in_order(ordered, keys, finder.found), limit, request.max_tokens)
         return RecallResult(hits=[_hit(c) for c in chosen])
 
     def _add_dense(
@@ -562,6 +656,24 @@ class LocalBackend:
 # -- helpers -----------------------------------------------------------------------------------------
 
 
+class _Stop(Exception):
+    """A bounded read ran out of time or was aborted before SQLite could tell us."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _check_bounds(end: float | None, signal: threading.Event | None, cap_left: float) -> float:
+    """Seconds a lock wait may still take; raises ``_Stop`` once aborted or past ``end``."""
+    if signal is not None and signal.is_set():
+        raise _Stop("aborted")
+    left = cap_left if end is None else min(cap_left, end - time.monotonic())
+    if end is not None and end - time.monotonic() <= 0:
+        raise _Stop("timeout")
+    return max(0.0, left)
+
+
 def _check_bank_id(operation: str, bank_id: object) -> None:
     if not isinstance(bank_id, str) or not bank_id:
         raise BackendError(operation, "permanent", "bank_id must be a non-empty string")
@@ -619,22 +731,57 @@ def _prepare_item(index: int, item: object, now: float) -> PreparedItem:
 
 
 def _candidate(row: tuple[Any, ...]) -> Candidate:
+    """A fully read candidate from a ``UNIT_COLUMNS`` row plus its rank."""
     created = str(row[R_CREATED])
-    cand = Candidate(
+    return Candidate(
         rowid=int(row[R_ROWID]),
         id=str(row[R_ID]),
-        content=str(row[R_CONTENT]),
-        type=str(row[R_TYPE]),
-        source=str(row[R_SOURCE]),
         importance=float(row[R_IMPORTANCE]),
         created_at=created,
         created_epoch=epoch_from_iso(created) or 0.0,
+        rank=None if row[R_RANK] is None else float(row[R_RANK]),
+        content=str(row[R_CONTENT]),
+        context=str(row[R_CONTEXT] or ""),
+        type=str(row[R_TYPE]),
+        source=str(row[R_SOURCE]),
         document_id=str(row[R_DOC]),
         tags=list(orjson.loads(row[R_TAGS])),
-        rank=None if row[R_RANK] is None else float(row[R_RANK]),
-        context=str(row[R_CONTEXT] or ""),
+        detailed=True,
     )
-    return cand
+
+
+def _ranked_candidate(row: tuple[Any, ...]) -> Candidate:
+    """A candidate from a ranked search row: what scoring reads, details later."""
+    created = str(row[K_CREATED])
+    return Candidate(
+        rowid=int(row[K_ROWID]),
+        id=str(row[K_ID]),
+        importance=float(row[K_IMPORTANCE]),
+        created_at=created,
+        created_epoch=epoch_from_iso(created) or 0.0,
+        rank=float(row[K_RANK]),
+    )
+
+
+def _detailed(conn: sqlite3.Connection, ordered: list[Candidate], chunk: int) -> Iterator[Candidate]:
+    """``ordered``, with text, kind, document and tags read a chunk at a time as they are pulled.
+
+    The budget cut stops pulling after ``limit`` hits, so usually one statement reads the
+    details of the first ``chunk`` candidates and the rest are never read.
+    """
+    for start in range(0, len(ordered), chunk):
+        part = ordered[start : start + chunk]
+        details = fetch_details(conn, [c.rowid for c in part if not c.detailed])
+        for cand in part:
+            if not cand.detailed:
+                row = details.get(cand.rowid)
+                if row is None:  # cannot happen inside one snapshot; never show a half-read unit
+                    continue
+                cand.content, cand.context = str(row[D_CONTENT]), str(row[D_CONTEXT] or "")
+                cand.type, cand.source, cand.document_id = str(row[D_TYPE]), str(row[D_SOURCE]), str(row[D_DOC])
+                cand.tags = list(orjson.loads(row[D_TAGS]))
+                cand.detailed = True
+            yield cand
 
 
 def _hit(cand: Candidate, scored: bool = True) -> MemoryHit:

@@ -28,9 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .local_schema import RANK_CONFIG
 from .local_text import match_expression
 
 RANK_WINDOW = 2000
+# The store's configured rank (``bm25(w_content, w_context)``) as an explicit call.
+assert RANK_CONFIG.startswith("bm25(")
+BM25_SQL = "bm25(units_fts, " + RANK_CONFIG.removeprefix("bm25(")
 MAX_WINDOWS = 32
 
 # Column positions in a candidate row.
@@ -39,6 +43,27 @@ R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, 
 UNIT_COLUMNS = (
     "u.rowid, u.id, u.content, u.context, u.type, u.source, u.importance, u.created_at, u.document_id, d.tags_json"
 )
+
+# A ranked candidate carries only what scoring and ordering read; the text, tags and the rest
+# are fetched afterwards for the few candidates the coverage and budget rules look at
+# (``fetch_details``): most of the ~50 ranked rows are never shown.
+K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_RANK = range(5)
+RANK_COLUMNS = "u.rowid, u.id, u.importance, u.created_at"
+D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS = range(7)
+DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json"
+
+
+def fetch_details(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """Text, kind, document and tags of the given units, by rowid (one statement)."""
+    if not rowids:
+        return {}
+    marks = ", ".join("?" for _ in rowids)
+    rows = conn.execute(
+        f"SELECT {DETAIL_COLUMNS} FROM units AS u JOIN documents AS d "
+        f"ON d.bank_id = u.bank_id AND d.document_id = u.document_id WHERE u.rowid IN ({marks})",
+        list(rowids),
+    ).fetchall()
+    return {int(r[D_ROWID]): r for r in rows}
 
 
 # -- tag groups → SQL ---------------------------------------------------------------------------------
@@ -122,7 +147,7 @@ class Filters:
 
 @dataclass
 class SearchResult:
-    rows: list[tuple[Any, ...]]
+    rows: list[tuple[Any, ...]]  # RANK_COLUMNS + rank, best first
     mode: str  # exact | pruned | pruned+window | window | empty
 
 
@@ -145,17 +170,28 @@ class CandidateSearch:
         self.window = max(1, window)
         self.max_windows = max(1, max_windows)
         where, self._where_params = filters.where()
-        # CROSS JOIN pins the FTS cursor as the outer loop, so rows arrive in rank order and the
-        # filters run only until LIMIT rows passed (never a scan of the bank through an index).
+        # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
+        # that yields them best first; the CROSS JOIN keeps it the outer loop, so the filters run
+        # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
+        # ``bm25()`` through SQLite's sorter costs ~30 % less than FTS5's own ``ORDER BY rank``
+        # path, which is kept as the fallback should a SQLite ever hand the rows back unordered.
         self._ranked_sql = (
-            f"SELECT {UNIT_COLUMNS}, f.rank "
+            f"SELECT {RANK_COLUMNS}, f.r FROM (SELECT rowid AS rid, {BM25_SQL} AS r FROM units_fts "
+            "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT -1) AS f "
+            f"CROSS JOIN units AS u ON u.rowid = f.rid WHERE 1{where} LIMIT ?"
+        )
+        self._ranked_by_fts_sql = (
+            f"SELECT {RANK_COLUMNS}, f.rank "
             "FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
-            "CROSS JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
             f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rank LIMIT ?"
         )
 
     def _ranked(self, expr: str, lo: int, hi: int, limit: int) -> list[tuple[Any, ...]]:
-        return self.conn.execute(self._ranked_sql, [expr, lo, hi, *self._where_params, limit]).fetchall()
+        params = [expr, lo, hi, *self._where_params, limit]
+        rows = self.conn.execute(self._ranked_sql, params).fetchall()
+        if any(rows[i][K_RANK] > rows[i + 1][K_RANK] for i in range(len(rows) - 1)):
+            rows = self.conn.execute(self._ranked_by_fts_sql, params).fetchall()
+        return rows
 
     def _nth_newest(self, expr: str, lo: int, hi: int, n: int) -> int | None:
         """Rowid of the ``n``-th newest match (1-based) in ``[lo, hi]``, or None if fewer match."""
@@ -205,7 +241,7 @@ class CandidateSearch:
             rows = self._ranked(match_expression(chosen), lo, hi, need)
             if len(rows) >= min(enough, need):
                 return SearchResult(rows, "pruned")
-            more = self._windows(expr, lo, hi, need - len(rows), {int(r[R_ROWID]) for r in rows})
+            more = self._windows(expr, lo, hi, need - len(rows), {int(r[K_ROWID]) for r in rows})
             return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
 
@@ -216,11 +252,11 @@ class CandidateSearch:
             boundary = self._nth_newest(expr, lo, upper, self.window)
             lower = lo if boundary is None else boundary
             for row in self._ranked(expr, lower, upper, need + len(seen)):
-                if row[R_ROWID] not in seen:
-                    seen.add(row[R_ROWID])
+                if row[K_ROWID] not in seen:
+                    seen.add(row[K_ROWID])
                     collected.append(row)
             if len(collected) >= need or boundary is None or boundary <= lo:
                 break
             upper = boundary - 1
-        collected.sort(key=lambda r: float(r[R_RANK]))
+        collected.sort(key=lambda r: float(r[K_RANK]))
         return collected[:need]

@@ -27,20 +27,25 @@ COVERAGE_FRACTION = 0.25
 
 @dataclass
 class Candidate:
-    """One unit on its way through ranking (``rank`` is FTS5's bm25: lower is better)."""
+    """One unit on its way through ranking (``rank`` is FTS5's bm25: lower is better).
+
+    Scoring and ordering read only the fields before ``content``; the rest is filled in
+    (``detailed``) for the candidates that coverage and the budget actually look at.
+    """
 
     rowid: int
     id: str
-    content: str
-    type: str
-    source: str
     importance: float
     created_at: str
     created_epoch: float
-    document_id: str
-    tags: list[str]
     rank: float | None = None
+    content: str = ""
     context: str = ""
+    type: str = ""
+    source: str = ""
+    document_id: str = ""
+    tags: list[str] = field(default_factory=list)
+    detailed: bool = False
     matched: frozenset[str] = field(default_factory=frozenset)
     dense: float | None = None
     score: float = 0.0

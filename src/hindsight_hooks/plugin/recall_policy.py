@@ -150,8 +150,7 @@ def _recall_all(
     rc = rt.cfg.recall
     assert rt.identity is not None
     deadline = time.monotonic() + rc.timeout_ms / 1000.0
-    abandon = threading.Event()
-    futures: list[tuple[Scope, str, Future[Any]]] = []
+    planned: list[tuple[Scope, str, RecallRequest]] = []
     for scope in scopes:
         composed = compose_query(
             msgs,
@@ -172,8 +171,15 @@ def _recall_all(
             max_source_facts_tokens=rc.max_source_facts_tokens,
             limit=rc.top_k,
         )
+        planned.append((scope, composed.query, request))
+    if getattr(backend, "recall_bounds_itself", False) is True:  # the embedded store (ADR 053)
+        return _recall_inline(rt, backend, planned, deadline)
+
+    abandon = threading.Event()
+    futures: list[tuple[Scope, str, Future[Any]]] = []
+    for scope, query, request in planned:
         fut = _EXECUTOR.submit(_recall_one, rt, backend, scope.bank_id, request, deadline, abandon)
-        futures.append((scope, composed.query, fut))
+        futures.append((scope, query, fut))
 
     pending = [f for _, _, f in futures]
     while True:
@@ -207,6 +213,47 @@ def _recall_all(
             continue
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
     abandon.set()
+    return blocks, failures, False
+
+
+def _recall_inline(
+    rt: SessionRuntime, backend: MemoryBackend, planned: list[tuple[Scope, str, RecallRequest]], deadline: float
+) -> tuple[list[BankBlock], list[dict[str, Any]], bool]:
+    """The embedded store's recalls, one after another on the hook's own thread (ADR 053).
+
+    A local recall takes a few ms, and handing it to a pool thread and back cost the hook as
+    much again on a loaded machine. It needs no watchdog thread: ``LocalBackend`` keeps the
+    deadline and ``ctx.signal`` itself (a SQLite progress handler stops statements, lock waits
+    are sliced), so a stuck recall is still cut at ``recall.timeout_ms`` and an abort still
+    returns at once, with the same results as the pool path (§5.4).
+    """
+    blocks: list[BankBlock] = []
+    failures: list[dict[str, Any]] = []
+    signal = rt.ctx.signal
+    for scope, query, request in planned:
+        if signal.is_set():
+            return [], [], True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            failures.append(_failure(scope, query, "recall timed out", "timeout"))
+            rt.start_cooldown(scope.bank_id)
+            continue
+        try:
+            with rt.backend_use():
+                result = backend.recall(scope.bank_id, request, left, signal)
+        except BackendError as exc:
+            if exc.kind == "aborted" and signal.is_set():
+                return [], [], True
+            failures.append(_failure(scope, query, redact_error(exc), exc.kind))
+            if exc.kind in ("timeout", "transient"):
+                rt.start_cooldown(scope.bank_id)
+            continue
+        except Exception as exc:
+            failures.append(_failure(scope, query, redact_error(exc), "transient"))
+            continue
+        blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
+    if signal.is_set():
+        return [], [], True
     return blocks, failures, False
 
 
