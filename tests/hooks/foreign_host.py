@@ -15,6 +15,7 @@ import threading
 import time
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pluggy
@@ -59,16 +60,17 @@ class MyUI:
         return None
 
 
-class MyContext:
-    """This host's own context object: just the attributes the contract names."""
-
-    def __init__(self, cwd: Path, ui: MyUI) -> None:
-        self.cwd = cwd
-        self.session_file: Path | None = cwd / "sessions" / "s1.jsonl"
-        self.host_name = "foreignhost"
-        self.ui = ui
-        self.signal = threading.Event()
-        self.is_subagent = False
+def make_context(cwd: Path, ui: MyUI) -> SimpleNamespace:
+    """This host's own context: a bare namespace with just the attributes the contract names
+    (it cannot be weakly referenced, which the plugin must cope with)."""
+    return SimpleNamespace(
+        cwd=cwd,
+        session_file=cwd / "sessions" / "s1.jsonl",
+        host_name="foreignhost",
+        ui=ui,
+        signal=threading.Event(),
+        is_subagent=False,
+    )
 
 
 def main() -> int:
@@ -79,7 +81,7 @@ def main() -> int:
     group = [ep.name for ep in entry_points(group="agent_hooks")]
     loaded = pm.load_setuptools_entrypoints("agent_hooks")
     ui = MyUI()
-    ctx = MyContext(cwd, ui)
+    ctx = make_context(cwd, ui)
     pm.hook.session_start(ctx=ctx)
     commands = [c for batch in pm.hook.register_commands() for c in batch]
     tools = [t for batch in pm.hook.register_tools() for t in batch]

@@ -42,11 +42,17 @@ class _SeenContext:
 
     def __init__(self) -> None:
         self._ref: weakref.ref[HostContext] | None = None
+        self._strong: HostContext | None = None
 
     def remember(self, ctx: HostContext) -> None:
-        self._ref = weakref.ref(ctx)
+        try:
+            self._ref, self._strong = weakref.ref(ctx), None
+        except TypeError:  # a foreign host's SimpleNamespace or __slots__ context (ADR-025)
+            self._ref, self._strong = None, ctx
 
     def get(self) -> HostContext | None:
+        if self._strong is not None:
+            return self._strong
         return None if self._ref is None else self._ref()
 
 
