@@ -324,6 +324,8 @@ def test_labels() -> None:
         ("repo:other-123", "reserved"),
         ("session:abc", "reserved"),
         ("  Repo:other", "reserved"),
+        ("ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "secret"),
+        ("password=hunter2x9", "secret"),
     ],
 )
 def test_bad_tags(tag: str, reason: str) -> None:
@@ -335,6 +337,7 @@ def test_bad_tags(tag: str, reason: str) -> None:
 def test_tag_rules_unique_limit_and_trim() -> None:
     meta = sm.apply_add_tag(DEFAULT_META, "  team:core  ")
     assert meta.tags == ("team:core",)
+    assert sm.apply_add_tag(DEFAULT_META, "topic:token-budget").tags == ("topic:token-budget",)
     assert sm.apply_add_tag(DEFAULT_META, "x" * 80).tags == ("x" * 80,)
     with pytest.raises(TagError, match="already"):
         sm.apply_add_tag(meta, "team:core")

@@ -127,6 +127,10 @@ def check_tag(tag: object) -> str:
 
 def apply_add_tag(meta: SessionMeta, tag: str) -> SessionMeta:
     t = check_tag(tag)
+    from .redact import redact_text  # tags go to disk and the server on every retain
+
+    if redact_text(t) != t:
+        raise TagError("that tag looks like it holds a secret; tags are stored and sent as they are")
     if t in meta.tags:
         raise TagError(f"tag {t!r} is already set")
     if len(meta.tags) >= MAX_TAGS:
