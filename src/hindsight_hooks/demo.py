@@ -36,7 +36,7 @@ SESSION_1 = [
         "Understood: the response cache uses SQLite so it works offline; Redis is out.",
     ),
 ]
-SESSION_2_PROMPT = "I'm adding the response cache tests now: which cache store did we pick, and how do I write tests?"
+SESSION_2_PROMPT = "Writing the response cache tests now: which cache store did we pick, and do I prefer pytest?"
 
 
 def _say(out: TextIO, text: str = "") -> None:

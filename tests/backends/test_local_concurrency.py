@@ -73,7 +73,8 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     backend = LocalBackend(path)
     assert backend.quick_check() == []
     hits = backend.recall("shared", RecallRequest(query="answers 77", max_tokens=10_000))
-    assert {h.text for h in hits.hits[:2]} == {"assistant: A answers message 77", "assistant: B answers message 77"}
+    # both writers' replies are found; an explicit fact on the same words may outrank them (importance)
+    assert {"assistant: A answers message 77", "assistant: B answers message 77"} <= {h.text for h in hits.hits[:4]}
 
 
 def test_kill_9_mid_writes_leaves_whole_batches_only(tmp_path: Path) -> None:

@@ -298,3 +298,18 @@ def test_a_failed_recall_never_overwrites_a_good_snapshot(local_project: Project
         assert host.context(history) == history
     assert "mem:recall-failed" in statuses(ui)
     assert snap_path.read_bytes() == before
+
+
+def test_role_labels_are_not_search_words_on_the_embedded_store(local_project: Project) -> None:
+    """The query body reads ``user: …``/``assistant: …``; as search words those labels would make
+    every stored message of that role a hit (each unit starts with its label), so unrelated
+    memories would be injected. Only the real words may match."""
+    with local_project.host("earlier") as host:
+        host.agent_end([user("lunch plans for friday", 1), assistant("pizza sounds fine", 1)])
+    with local_project.host("now") as host:
+        history = [user("which registry?", 2)]  # a short first prompt: few words, so no coverage cut
+        assert injected_block(host.context(history)) is None, "no shared words, nothing injected"
+        host.agent_end([*history, assistant("the internal registry", 2)])
+        found = injected_block(host.context([*history, assistant("ok", 2), user("remind me of the lunch plans", 3)]))
+    assert found is not None and "lunch plans for friday" in str(found["content"])
+    assert "internal registry" not in str(found["content"]), "a message sharing only its role label is not a hit"

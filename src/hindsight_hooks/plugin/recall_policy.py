@@ -22,7 +22,7 @@ from ..hooks import Message
 from .injected import is_injected
 from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
-from .recall_query import QueryKind, compose_query
+from .recall_query import QueryKind, compose_query, local_search_text
 from .render import BankBlock, inject, quality_filter, render_block
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _recall_all(
             repo_key=rt.identity.repo_key,
             cwd=rt.cwd,
         )
-        query = composed.body if rt.backend_kind == "local" else composed.query
+        query = local_search_text(composed.body) if rt.backend_kind == "local" else composed.query
         request = RecallRequest(
             query=query,
             budget=rc.budget,

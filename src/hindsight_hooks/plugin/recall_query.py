@@ -9,6 +9,7 @@ for; the preamble/hints prefix survives whenever it leaves room for a useful tai
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -237,3 +238,16 @@ def read_results(payload: Any) -> list[MemoryHit]:
                 hit.evidence = [facts[str(fid)] for fid in ids if str(fid) in facts]
         hits.append(hit)
     return hits
+
+
+_ROLE_LABEL = re.compile(r"^(?:user|assistant|tool|system): ", re.MULTILINE)
+
+
+def local_search_text(body: str) -> str:
+    """The body without its ``<role>: `` line labels, for the embedded store's word search.
+
+    The labels are there so a server-side model reads who said what; as search words they
+    would make every stored message of that role a lexical hit (each unit starts with its
+    own role label), crowding out the units that share the real words.
+    """
+    return _ROLE_LABEL.sub("", body)
