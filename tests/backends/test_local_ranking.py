@@ -98,8 +98,12 @@ def test_without_query_timestamp_age_comes_from_the_clock(tmp_path: Path) -> Non
 def test_ties_break_by_newer_created_at_then_id(tmp_path: Path) -> None:
     backend = make(tmp_path, Clock(T0))
     stamps = [iso_from_epoch(T0 - h * HOUR) for h in (5, 1, 1)]
+    # Distinct texts of equal length and term counts (equal bm25); identical texts would be one hit (ADR 055).
+    texts = ["same words alpha", "same words bravo", "same words delta"]
     out = backend.retain_batch(
-        "b", [item("same words here", f"d{i}", timestamp=ts) for i, ts in enumerate(stamps)], operation_id="op"
+        "b",
+        [item(t, f"d{i}", timestamp=ts) for i, (t, ts) in enumerate(zip(texts, stamps, strict=True))],
+        operation_id="op",
     )
     old_id, new_a, new_b = out.unit_ids
     # Seen from before all of them, every unit has recency 1 and the same fts/importance → equal scores.
@@ -127,10 +131,39 @@ def test_coverage_drops_units_matching_under_a_quarter_of_the_terms(tmp_path: Pa
     assert {t for t, _ in recall(backend, query)} == set(texts)
 
 
+def test_repeated_stem_counts_once_for_coverage(tmp_path: Path) -> None:
+    # Four spellings of one stem are one term (ADR 055): "schedule cron" has 2 terms, so no coverage
+    # cut, and a unit saying only "cron" stays. Counted as 5 terms, it covered 1/5 < 25 % and was dropped.
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b", [item("the nightly cron fires at two", "c"), item("schedule review", "s")], operation_id="op"
+    )
+    query = "schedule scheduler scheduled scheduling cron"
+    assert {t for t, _ in recall(backend, query)} == {"the nightly cron fires at two", "schedule review"}
+
+
+def test_identical_shown_text_is_one_hit_and_the_limit_fills_with_others(tmp_path: Path) -> None:
+    # A transcript repeats routine lines; each copy is its own unit with the same bm25. Recall must
+    # not spend its limit on copies that §5.5 would drop anyway (same key: case and spacing ignored).
+    backend = make(tmp_path, Clock(T0))
+    copies = ["deploy finished and green", "Deploy  finished and GREEN", "deploy finished and green"]
+    others = ["the deploy of the ledger failed twice", "rollback after the deploy"]
+    backend.retain_batch(
+        "b",
+        [item(t, f"c{i}", timestamp=iso_from_epoch(T0 - i * HOUR)) for i, t in enumerate(copies)]
+        + [item(t, f"o{i}", timestamp=iso_from_epoch(T0 - 100 * HOUR)) for i, t in enumerate(others)],
+        operation_id="op",
+    )
+    hits = backend.recall("b", RecallRequest(query="deploy", limit=3, query_timestamp=T0_ISO)).hits
+    assert hits[0].text == "deploy finished and green"  # the best-placed copy (newest) is kept
+    assert sorted(h.text for h in hits[1:]) == sorted(others)
+    assert len({" ".join(h.text.lower().split()) for h in hits}) == 3
+
+
 def test_budget_takes_while_tokens_fit_and_always_one(tmp_path: Path) -> None:
     backend = make(tmp_path)
-    body = "budget word " + "x" * 28  # 40 chars = 10 estimated tokens
-    backend.retain_batch("b", [item(f"{body}{i}"[:40], f"d{i}") for i in range(5)], operation_id="op")
+    body = "budget word " + "x" * 27  # + one digit: 40 distinct chars = 10 estimated tokens (ADR 055)
+    backend.retain_batch("b", [item(f"{body}{i}", f"d{i}") for i in range(5)], operation_id="op")
     assert len(recall(backend, "budget", max_tokens=25)) == 2
     assert len(recall(backend, "budget", max_tokens=30)) == 3
     assert len(recall(backend, "budget", max_tokens=0)) == 1

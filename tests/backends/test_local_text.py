@@ -26,6 +26,14 @@ def test_terms_are_lowercase_words_without_stop_words_or_single_chars() -> None:
     assert query_terms("Café naïve") == ["café", "naïve"]
 
 
+def test_terms_are_distinct_as_the_porter_index_sees_them() -> None:
+    # ADR 055: "scheduler" and "schedule" are one FTS5 term (stem "schedul"); the first spelling stays.
+    assert query_terms("On what schedule does the export scheduler run?") == ["schedule", "export", "run"]
+    assert query_terms("pinned pin tests test Deploying deployed") == ["pinned", "tests", "deploying"]
+    # Multi-token terms compare by all their stems: "foo_bar" is not "foo".
+    assert query_terms("foo_bar foo bar foo_bars") == ["foo_bar", "foo", "bar"]
+
+
 def test_at_most_twelve_terms() -> None:
     words = [f"word{i}" for i in range(20)]
     assert query_terms(" ".join(words)) == words[:MAX_TERMS]

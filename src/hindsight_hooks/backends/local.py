@@ -73,6 +73,7 @@ from .local_rank import (
     Candidate,
     covered_in_order,
     cut_to_budget,
+    distinct_shown,
     order_candidates,
     score_candidates,
     term_keys,
@@ -456,7 +457,9 @@ class LocalBackend:
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = _detailed(conn, order_candidates(candidates), max(2 * limit, 10))
-            chosen = cut_to_budget(covered_in_order(ordered, keys, finder.found), limit, request.max_tokens)
+            chosen = cut_to_budget(
+                distinct_shown(covered_in_order(ordered, keys, finder.found)), limit, request.max_tokens
+            )
         return RecallResult(hits=[_hit(c) for c in chosen])
 
     def _add_dense(

@@ -8,7 +8,8 @@ Pure functions over already-fetched candidates, so every rule can be checked by 
 - ``score = round(base·(0.7+0.3·exp(-age_hours/72)), 4)``, age from ``query_timestamp`` or now
   (a unit newer than the reference time counts as age 0);
 - coverage: with ≥3 terms, a unit that FTS matched on fewer than 25 % of the terms is dropped;
-- order by score, then newer ``created_at``, then id; take while ``ceil(chars/4)`` fits
+- order by score, then newer ``created_at``, then id; skip a unit showing the same text as a
+  better-placed one (§5.5's duplicate key, ADR 055); take while ``ceil(chars/4)`` fits
   ``max_tokens`` — always at least one — up to ``limit``.
 """
 
@@ -110,6 +111,28 @@ def covered_in_order(
             cand.matched = find(f"{cand.content}\n{cand.context}")
             if not covers_enough(cand.matched, keys):
                 continue
+        yield cand
+
+
+def shown_key(text: str) -> str:
+    """What makes two hits the same to the reader: §5.5's duplicate key (lower-cased,
+    whitespace-collapsed text), which the plugin's quality filter applies after recall."""
+    return " ".join(text.lower().split())
+
+
+def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
+    """Candidates in order, skipping any that shows the same text as a better-placed one (ADR 055).
+
+    A transcript repeats itself ("Done. All tests pass locally." in many sessions); each copy is
+    its own unit with the same bm25 rank, so without this one phrase can fill most of ``limit``
+    — and §5.5 then drops the copies, leaving the agent fewer memories than it asked for.
+    """
+    seen: set[str] = set()
+    for cand in ordered:
+        key = shown_key(cand.content)
+        if key in seen:
+            continue
+        seen.add(key)
         yield cand
 
 

@@ -44,11 +44,19 @@ def query_terms(query: str) -> list[str]:
     """The §15 terms: distinct lower-case ``\\w+`` tokens, no stop words or 1-char tokens, ≤12.
 
     Tokens made only of underscores are dropped too: FTS5 would tokenize them to nothing.
+    "Distinct" is as the porter index sees them (ADR 055): a token whose stems equal an earlier
+    term's (``schedule``/``scheduler``, ``pin``/``pinned``) is the same term — kept twice it would
+    be OR-ed and weighed twice by bm25 and counted twice by the coverage rule.
     """
     out: dict[str, None] = {}
+    keys: set[tuple[str, ...]] = set()
     for raw in _WORD.findall(query.lower()):
         if len(raw) < 2 or raw in STOP_WORDS or raw in out or not _FTS_TOKEN.search(raw):
             continue
+        key = term_key(raw)
+        if key in keys:  # same stems as an earlier term: FTS5 would match (and weigh) it twice
+            continue
+        keys.add(key)
         out[raw] = None
         if len(out) == MAX_TERMS:
             break
