@@ -203,13 +203,8 @@ def _recall_all(
             continue
         try:
             result = fut.result()
-        except BackendError as exc:
-            failures.append(_failure(scope, query, redact_error(exc), exc.kind))
-            if exc.kind in ("timeout", "transient"):
-                rt.start_cooldown(scope.bank_id)
-            continue
         except Exception as exc:
-            failures.append(_failure(scope, query, redact_error(exc), "transient"))
+            failures.append(_failed(rt, scope, query, exc))
             continue
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
     abandon.set()
@@ -241,15 +236,10 @@ def _recall_inline(
         try:
             with rt.backend_use():
                 result = backend.recall(scope.bank_id, request, left, signal)
-        except BackendError as exc:
-            if exc.kind == "aborted" and signal.is_set():
-                return [], [], True
-            failures.append(_failure(scope, query, redact_error(exc), exc.kind))
-            if exc.kind in ("timeout", "transient"):
-                rt.start_cooldown(scope.bank_id)
-            continue
         except Exception as exc:
-            failures.append(_failure(scope, query, redact_error(exc), "transient"))
+            if isinstance(exc, BackendError) and exc.kind == "aborted" and signal.is_set():
+                return [], [], True
+            failures.append(_failed(rt, scope, query, exc))
             continue
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
     if signal.is_set():
@@ -271,6 +261,16 @@ def _recall_one(
         if abandon.is_set():
             raise BackendError("recall", "aborted", "request aborted")
         return backend.recall(bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
+
+
+def _failed(rt: SessionRuntime, scope: Scope, query: str, exc: Exception) -> dict[str, Any]:
+    """The failure entry for a bank whose recall raised; a timeout or transient error also
+    starts the bank's cooldown (§5.1 gate 7), whichever dispatch path ran it."""
+    if not isinstance(exc, BackendError):
+        return _failure(scope, query, redact_error(exc), "transient")
+    if exc.kind in ("timeout", "transient"):
+        rt.start_cooldown(scope.bank_id)
+    return _failure(scope, query, redact_error(exc), exc.kind)
 
 
 def _failure(scope: Scope, query: str, error: str, kind: str) -> dict[str, Any]:
