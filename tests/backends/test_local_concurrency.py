@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from tests.backends.test_local_support import raw
+from tests.backends.test_local_support import first_writes_at_once, raw
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,19 +100,6 @@ def test_kill_9_mid_writes_leaves_whole_batches_only(tmp_path: Path) -> None:
     assert len(recorded) == 3 * len(applied)
 
 
-OPENER = r"""
-import os, sys, time
-from hindsight_hooks.backends.local import LocalBackend
-path, name, go = sys.argv[1], sys.argv[2], sys.argv[3]
-while not os.path.exists(go):
-    time.sleep(0.001)
-backend = LocalBackend(path)
-backend.retain_batch("shared", [{"content": f"{name} was here", "context": "c", "document_id": name,
-                                 "update_mode": "replace"}], operation_id=name)
-print("done", flush=True)
-"""
-
-
 def test_processes_creating_the_store_at_once_create_the_schema_once_and_lose_nothing(tmp_path: Path) -> None:
     """Several hosts starting together on a machine with no store yet: each one creates/migrates
     under ``BEGIN IMMEDIATE`` and re-reads the version inside it, so exactly one builds the schema,
@@ -120,25 +107,14 @@ def test_processes_creating_the_store_at_once_create_the_schema_once_and_lose_no
     from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 
     path = tmp_path / "store" / "memory.db"
-    go = tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     names = [f"P{n}" for n in range(6)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", OPENER, str(path), name, str(go)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for name in names
-    ]
-    time.sleep(0.5)  # let every interpreter reach the wait loop
-    go.touch()
-    for name, proc in zip(names, procs, strict=True):
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, f"opener {name} failed: {err[-2000:]}"
-        assert out.strip() == "done"
+    first_writes_at_once(
+        tmp_path,
+        path,
+        names,
+        "shared",
+        {"content": "{name} was here", "context": "c", "document_id": "{name}", "update_mode": "replace"},
+    )
     conn = raw(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

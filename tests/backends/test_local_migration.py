@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +19,7 @@ from hindsight_hooks.backends.base import BackendError, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_write import document_text, hash16
-from tests.backends.test_local_support import T0_ISO, file_digest, messages_json, raw
+from tests.backends.test_local_support import T0_ISO, file_digest, first_writes_at_once, messages_json, raw
 
 ROOT = Path(__file__).resolve().parents[2]
 V1_SHA256 = "1de270e997dbfdee1eb9094ff960541b36fb340e335ea06d5cf0e4ad0d556176"
@@ -136,37 +132,24 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path: Pa
     reopened.close()
 
 
-OPENER = r"""
-import os, sys, time
-from hindsight_hooks.backends.local import LocalBackend
-path, name, go = sys.argv[1], sys.argv[2], sys.argv[3]
-while not os.path.exists(go):
-    time.sleep(0.001)
-backend = LocalBackend(path)
-backend.retain_batch("b", [{"content": f"{name} was here", "context": "c", "document_id": "hh-session:s1",
-                            "update_mode": "append", "tags": ["repo:x", "session:s1"],
-                            "metadata": {"retain_source": "auto"}}], operation_id=name)
-print("done", flush=True)
-"""
-
-
 def test_processes_opening_a_version_1_file_at_once_migrate_it_once(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     build_v1(path)
-    go = tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     names = [f"P{n}" for n in range(4)]
-    procs = [
-        subprocess.Popen([sys.executable, "-c", OPENER, str(path), name, str(go)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        for name in names
-    ]  # fmt: skip
-    time.sleep(0.5)
-    go.touch()
-    for name, proc in zip(names, procs, strict=True):
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, f"opener {name} failed: {err[-2000:]}"
-        assert out.strip() == "done"
+    first_writes_at_once(
+        tmp_path,
+        path,
+        names,
+        "b",
+        {
+            "content": "{name} was here",
+            "context": "c",
+            "document_id": "hh-session:s1",
+            "update_mode": "append",
+            "tags": ["repo:x", "session:s1"],
+            "metadata": {"retain_source": "auto"},
+        },
+    )
     conn = raw(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     parts = conn.execute("SELECT seq, text FROM document_parts WHERE document_id = ? ORDER BY seq", (SESSION,))

@@ -64,3 +64,48 @@ def raw(path: Path) -> sqlite3.Connection:
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
+
+
+_FIRST_WRITER = r"""
+import json, os, sys, time
+from hindsight_hooks.backends.local import LocalBackend
+path, name, go, bank, template = sys.argv[1:6]
+while not os.path.exists(go):
+    time.sleep(0.001)
+item = json.loads(template.replace("{name}", name))
+LocalBackend(path).retain_batch(bank, [item], operation_id=name)
+print("done", flush=True)
+"""
+
+
+def first_writes_at_once(tmp_path: Path, path: Path, names: list[str], bank: str, template: dict[str, Any]) -> None:
+    """Start one real child process per name, release them together, and have each open the store
+    at ``path`` and retain ``template`` (``{name}`` replaced by its name) as its first write.
+
+    Opening is where a new or old-version file gets its schema built or migrated, so this is how
+    the tests race several hosts starting on one machine.
+    """
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _FIRST_WRITER, str(path), name, str(go), bank, json.dumps(template)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in names
+    ]
+    time.sleep(0.5)  # let every interpreter reach the wait loop
+    go.touch()
+    for name, proc in zip(names, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, f"opener {name} failed: {err[-2000:]}"
+        assert out.strip() == "done"
