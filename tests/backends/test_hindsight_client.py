@@ -707,7 +707,15 @@ def test_default_backoff_is_one_second_plus_jitter() -> None:
     backend = HindsightBackend(BASE, transport=httpx.MockTransport(rec))
     backend.health(timeout_s=5)
     gap = rec.times[1] - rec.times[0]
-    assert 1.0 <= gap <= 1.6
+    # 1 s + up to 0.5 s of jitter; the upper bound leaves room for a loaded machine's sleep
+    # overshoot while still failing a first delay of 2 s (a doubling that starts one step late)
+    assert 1.0 <= gap <= 1.9
+    # the lower bound without a stopwatch: a caller with 0.99 s left gets no retry at all
+    rec = Recorder(httpx.Response(503, json={"detail": "busy"}), ok({"status": "healthy"}))
+    backend = HindsightBackend(BASE, transport=httpx.MockTransport(rec))
+    with pytest.raises(HindsightError):
+        backend.health(timeout_s=0.99)
+    assert len(rec.requests) == 1
 
 
 # ----------------------------------------------------------------------------- abort and abandonment

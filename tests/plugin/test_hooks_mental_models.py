@@ -138,7 +138,7 @@ def test_first_turn_waits_at_most_1500_ms_alongside_recall_and_later_turns_never
 ) -> None:
     stub_hindsight.memories = [{"text": "Stub memory: the parser is hand-written."}]
     stub_hindsight.models = [{"id": "m", "name": "Slow Model", "content": "Curated content.", "tags": []}]
-    stub_hindsight.recall_delay_s = 1.0
+    stub_hindsight.recall_delay_s = 1.4  # alongside: max(1.4, 1.5) = 1.5 s; after: 1.4 + 1.5 = 2.9 s
     stub_hindsight.models_gate.clear()  # the model load hangs until the test releases it
     project = Project(tmp_path / "repo", _stub_config(stub_hindsight.url))
     ui = RecordingUI()
@@ -146,8 +146,9 @@ def test_first_turn_waits_at_most_1500_ms_alongside_recall_and_later_turns_never
         with elapsed() as first_turn:
             text = _block_text(host.context([user("How is the parser built?", 1)]))
         assert "Stub memory" in text and "<mental_models>" not in text, "the turn goes on without the models"
-        # 1.5 s from the start of the hook, not 1.0 s of recall + 1.5 s of waiting afterwards
-        assert 1.4 <= first_turn[0] < 2.3, first_turn[0]
+        # 1.5 s from the start of the hook, not 1.4 s of recall + 1.5 s of waiting afterwards;
+        # the bound sits 1.1 s above the right answer (a loaded machine) and 0.3 s below the wrong one
+        assert 1.4 <= first_turn[0] < 2.6, first_turn[0]
 
         stub_hindsight.recall_delay_s = 0.0
         with elapsed() as second_turn:
