@@ -141,15 +141,18 @@ class Project:
         return [(str(b), str(c)) for b, c in self._query("SELECT bank_id, content FROM units ORDER BY rowid")]
 
     def documents(self) -> list[tuple[str, str, str]]:
-        """``(bank_id, document_id, text)`` of every stored document: its text is its legacy
-        ``original_text`` followed by its append-only parts (schema 2, ADR-050)."""
-        rows = self._query(
-            "SELECT d.bank_id, d.document_id, d.original_text, "
-            "(SELECT group_concat(text, char(10) || char(10)) FROM "
-            "(SELECT text FROM document_parts p WHERE p.bank_id = d.bank_id AND p.document_id = d.document_id "
-            "ORDER BY seq)) FROM documents d ORDER BY d.created_at"
-        )
-        return [(str(b), str(d), "\n\n".join(x for x in (o, p) if x)) for b, d, o, p in rows]
+        """``(bank_id, document_id, text)`` of every stored document, its text read the way the
+        store itself reads it (``local_write.document_text``: parts since schema 2, ADR-050)."""
+        from hindsight_hooks.backends.local_write import document_text
+
+        if not self.db.exists():
+            return []
+        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        try:
+            keys = conn.execute("SELECT bank_id, document_id FROM documents ORDER BY created_at").fetchall()
+            return [(str(b), str(d), document_text(conn, b, d) or "") for b, d in keys]
+        finally:
+            conn.close()
 
     def _query(self, sql: str) -> list[tuple[Any, ...]]:
         if not self.db.exists():
