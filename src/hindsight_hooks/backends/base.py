@@ -102,6 +102,13 @@ class RecallRequest:
     limit: int | None = None
 
 
+def same_text_key(text: str) -> str:
+    """When two memories read as the same to whoever is shown them: lower-cased text with its
+    whitespace collapsed (BEHAVIOUR.md §5.5's duplicate rule). The plugin's quality filter, the
+    recall tool's merge and the embedded store's ranking (ADR 055) must agree on it."""
+    return " ".join(text.lower().split())
+
+
 @dataclass
 class MemoryHit:
     """One recalled memory. Hindsight fills ``mentioned_at``/``evidence``; local fills ``score``..."""

@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from .base import same_text_key
 from .local_text import term_key
 
 RECENCY_HOURS = 72.0
@@ -114,12 +115,6 @@ def covered_in_order(
         yield cand
 
 
-def shown_key(text: str) -> str:
-    """What makes two hits the same to the reader: §5.5's duplicate key (lower-cased,
-    whitespace-collapsed text), which the plugin's quality filter applies after recall."""
-    return " ".join(text.lower().split())
-
-
 def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
     """Candidates in order, skipping any that shows the same text as a better-placed one (ADR 055).
 
@@ -129,7 +124,7 @@ def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
     """
     seen: set[str] = set()
     for cand in ordered:
-        key = shown_key(cand.content)
+        key = same_text_key(cand.content)
         if key in seen:
             continue
         seen.add(key)

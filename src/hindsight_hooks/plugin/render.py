@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..backends.base import MemoryHit
+from ..backends.base import MemoryHit, same_text_key
 from ..hooks.messages import Message
 
 RECALL_CUSTOM_TYPE = "hindsight-recall"
@@ -103,10 +103,6 @@ _CONTAMINATED = re.compile(
 )
 
 
-def _dedupe_key(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def quality_filter(blocks: list[BankBlock]) -> list[BankBlock]:
     """Drop blank items, echoes of our own block/snapshot, and duplicates across all banks.
 
@@ -122,7 +118,7 @@ def quality_filter(blocks: list[BankBlock]) -> list[BankBlock]:
             text = hit.text if isinstance(hit.text, str) else ""
             if not clean_control(text).strip() or _CONTAMINATED.search(text):
                 continue
-            key = _dedupe_key(text)
+            key = same_text_key(text)
             if key in seen:
                 continue
             seen.add(key)

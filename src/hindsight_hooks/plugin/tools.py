@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest
+from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
 from ..governance import identity as ident
 from ..governance.redact import redact_error, redact_text
 from ..governance.session_meta import effective
@@ -335,16 +335,12 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
     return ToolResult.of_text(text, **details)
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
     out: list[MemoryHit] = []
     for h in hits:
-        key = _norm(h.text)
+        key = same_text_key(h.text)
         if rt.backend_kind == "local" and h.id is not None:
             if h.id in seen_ids:
                 continue
