@@ -9,12 +9,8 @@ holding the file in ``locking_mode=EXCLUSIVE`` before our connection opens.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,32 +21,9 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.hooks import RecordingUI
 from tests.backends.test_local_support import item, make
 from tests.plugin.hostkit import Project, elapsed, exchange, injected_block, isolated, local_project, statuses, user
+from tests.sqlite_lock import lock_held
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
-
-HOLDER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("PRAGMA locking_mode = EXCLUSIVE")
-conn.execute("BEGIN EXCLUSIVE")
-conn.execute("UPDATE banks SET created_at = created_at")
-print("locked", flush=True)
-sys.stdin.read()
-"""
-
-
-@contextmanager
-def held(db: Path) -> Iterator[None]:
-    """Another process holds an exclusive lock on ``db`` until the block ends."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def request() -> RecallRequest:
@@ -83,7 +56,7 @@ def test_locked_file_cuts_a_recall_at_its_timeout(tmp_path: Path, fresh_thread: 
     backend.retain_batch("b", [item("ship the release notes", "d")], operation_id="1")
     assert backend.recall("b", request()).hits
     backend.close()  # the next recall opens its connection while the lock is held
-    with held(backend.path):
+    with lock_held(backend.path, readers_too=True):
         exc, took = _recall_in(fresh_thread, lambda: backend.recall("b", request(), timeout_s=0.3))
     assert isinstance(exc, BackendError) and exc.kind == "timeout"
     assert 0.25 <= took < 2.0, "cut at the timeout, not after SQLite's 5 s busy wait"
@@ -96,7 +69,7 @@ def test_abort_cuts_a_recall_waiting_for_a_lock(tmp_path: Path, fresh_thread: bo
     backend.retain_batch("b", [item("ship the release notes", "d")], operation_id="1")
     signal = threading.Event()
     backend.close()
-    with held(backend.path):
+    with lock_held(backend.path, readers_too=True):
         timer = threading.Timer(0.3, signal.set)
         timer.start()
         try:
@@ -111,7 +84,7 @@ def test_a_lock_without_a_deadline_still_ends_as_a_transient_error(tmp_path: Pat
     backend = make(tmp_path)
     backend.retain_batch("b", [item("ship the release notes", "d")], operation_id="1")
     backend.close()
-    with held(backend.path):
+    with lock_held(backend.path, readers_too=True):
         exc, took = _recall_in(False, lambda: backend.recall("b", request(), signal=threading.Event()))
     assert isinstance(exc, BackendError) and exc.kind == "transient" and "locked" in exc.detail
     assert took < 10.0

@@ -10,14 +10,12 @@ what was stored straight from the store, never from the plugin's own report.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sqlite3
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +26,7 @@ import pytest
 from hindsight_hooks.backends.base import MemoryHit
 from hindsight_hooks.hooks import Host, RecordingUI
 from hindsight_hooks.plugin.core import HindsightPlugin
+from tests.sqlite_lock import lock_held
 
 Sections = dict[str, dict[str, Any]]
 BACKENDS = ["local", "hindsight"]
@@ -256,27 +255,9 @@ def hs_kit_fixture(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: 
     return make_kit("hindsight", tmp_path, monkeypatch, request)
 
 
-_LOCKER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-sys.stdin.read()
-"""
-
-
-@contextmanager
-def store_locked(db: Path) -> Iterator[None]:
+def store_locked(db: Path) -> contextlib.AbstractContextManager[None]:
     """Another process holds the store's write lock, so every local write fails (busy)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        yield
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    return lock_held(db)
 
 
 def sid_of(kit: Kit, session: str = "main") -> str:
