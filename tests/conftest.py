@@ -18,10 +18,40 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_SCRIPT = ROOT / "scripts" / "hindsight-test-server"
 START_TIMEOUT_S = 600
+
+# Hypothesis profiles. CI must never find a new random counterexample (it would cost a whole
+# submission), so under ``CI=true`` every property test runs derandomized: the same examples
+# on every run. Random exploration is ``scripts/fuzz``, run by developers before they stop; it
+# sets ``HH_FUZZ_SCALE`` to multiply each test's own ``max_examples`` (see
+# ``pytest_collection_modifyitems``) and picks a fresh seed per run. Counterexamples it finds
+# are pinned as explicit cases in the tests.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() in {"1", "true", "yes"} else "dev")
+FUZZ_SCALE = int(os.environ.get("HH_FUZZ_SCALE", "0") or 0)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``HH_FUZZ_SCALE=N``, run every hypothesis test with N times its own example count."""
+    if FUZZ_SCALE <= 1:
+        return
+    seen: set[int] = set()
+    for item in items:
+        fn = getattr(item, "obj", None)
+        current = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if isinstance(current, settings) and id(fn) not in seen:
+            seen.add(id(fn))
+            scaled = settings(current, max_examples=current.max_examples * FUZZ_SCALE, derandomize=False)
+            fn._hypothesis_internal_use_settings = scaled  # type: ignore[union-attr]
+        case = getattr(item, "cls", None)
+        if case is not None and isinstance(getattr(case, "settings", None), settings) and id(case) not in seen:
+            seen.add(id(case))
+            case.settings = settings(case.settings, max_examples=case.settings.max_examples * FUZZ_SCALE)
 
 
 def _tail(text: str, lines: int = 40) -> str:
