@@ -71,12 +71,19 @@ class ToolResult:
 
 @dataclass
 class Tool:
-    """A model-callable tool whose arguments are validated by a pydantic model."""
+    """A model-callable tool whose arguments are validated by a pydantic model.
+
+    ``available`` answers "offer this tool in this session?" for hosts that list tools per
+    session (``Host.session_tools``): ``register_tools`` has no session, so a tool that only
+    makes sense with some config says so here instead (ADR-085). ``None`` means always offered;
+    ``execute`` still refuses cleanly whatever the answer, for hosts that never ask.
+    """
 
     name: str
     description: str
     parameters: type[BaseModel]
     execute: Callable[[Any, HostContext], ToolResult]
+    available: Callable[[HostContext], bool] | None = None
 
     def json_schema(self) -> dict[str, Any]:
         """The function-calling schema (OpenAI ``tools`` entry shape)."""

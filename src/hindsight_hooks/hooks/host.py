@@ -201,6 +201,21 @@ class Host:
                 self._tools = found
             return self._tools
 
+    def session_tools(self) -> dict[str, Tool]:
+        """The tools to offer the model in this session: each tool whose ``available(ctx)`` is
+        true or that has no such rule. A rule that raises offers the tool (calling it still
+        gets the tool's own refusal), so a plugin bug never hides a working tool."""
+        offered: dict[str, Tool] = {}
+        for name, tool in self.tools().items():
+            rule = getattr(tool, "available", None)
+            try:
+                keep = rule is None or bool(rule(self.ctx))
+            except Exception:
+                keep = True
+            if keep:
+                offered[name] = tool
+        return offered
+
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Validate arguments and run a tool; never raises."""
         tool = self.tools().get(name)

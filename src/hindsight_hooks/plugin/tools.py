@@ -45,27 +45,31 @@ NOT_YET = "delivery did not finish within retain.flush_timeout_ms"
 
 
 def build_tools(runtime_for: RuntimeFor) -> list[Tool]:
-    """The tools to register for a session; none when memory is off."""
-    tools = [
-        Tool("hindsight_retain", RETAIN_DESC, RetainParams, lambda p, c: _guard(runtime_for, c, _retain, p)),
-        Tool(
-            "hindsight_retain_global",
-            RETAIN_GLOBAL_DESC,
-            RetainGlobalParams,
-            lambda p, c: _guard(runtime_for, c, _retain_global, p),
-        ),
-        Tool("hindsight_recall", RECALL_DESC, RecallParams, lambda p, c: _guard(runtime_for, c, _recall, p)),
-        Tool("hindsight_reflect", REFLECT_DESC, ReflectParams, lambda p, c: _guard(runtime_for, c, _reflect, p)),
-        Tool("memory_edit", EDIT_DESC, MemoryEditParams, lambda p, c: _guard(runtime_for, c, _memory_edit, p)),
+    """All five tools (ADR-020), each knowing whether a session should be offered it (ADR-085)."""
+
+    def offered(name: str) -> Callable[[HostContext], bool]:
+        return lambda ctx: name in tools_available(runtime_for(ctx))
+
+    def tool(name: str, desc: str, params: type[Any], fn: Callable[[SessionRuntime, Any], ToolResult]) -> Tool:
+        return Tool(name, desc, params, lambda p, c: _guard(runtime_for, c, fn, p), available=offered(name))
+
+    return [
+        tool("hindsight_retain", RETAIN_DESC, RetainParams, _retain),
+        tool("hindsight_retain_global", RETAIN_GLOBAL_DESC, RetainGlobalParams, _retain_global),
+        tool("hindsight_recall", RECALL_DESC, RecallParams, _recall),
+        tool("hindsight_reflect", REFLECT_DESC, ReflectParams, _reflect),
+        tool("memory_edit", EDIT_DESC, MemoryEditParams, _memory_edit),
     ]
-    return tools
 
 
 def tools_available(rt: SessionRuntime) -> set[str]:
-    """Names offered for this session (memory_edit only on the local backend)."""
+    """Names offered for this session: none when memory is off, the user-bank tool only with a
+    user bank, memory_edit only on the local backend."""
     if not rt.enabled:
         return set()
-    names = {"hindsight_retain", "hindsight_retain_global", "hindsight_recall", "hindsight_reflect"}
+    names = {"hindsight_retain", "hindsight_recall", "hindsight_reflect"}
+    if rt.user_bank():
+        names.add("hindsight_retain_global")
     if rt.backend_kind == "local":
         names.add("memory_edit")
     return names
