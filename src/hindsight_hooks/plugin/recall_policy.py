@@ -158,6 +158,7 @@ def _recall_all(
             rc,
             repo_key=rt.identity.repo_key,
             cwd=rt.cwd,
+            redact=rt.cfg.retain.redact_secrets,
         )
         query = local_search_text(composed.body) if rt.backend_kind == "local" else composed.query
         request = RecallRequest(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..backends.base import MemoryHit
 from ..config_model import RecallConfig
+from ..governance.redact import redact_text
 from ..hooks.messages import Message
 from .injected import is_injected
 
@@ -27,6 +28,12 @@ EMPTY_BODY = "current coding task"
 
 MIN_TAIL_CHARS = 20
 """Below this much room for the body, the prefix is sacrificed to keep the newest text."""
+
+REDACT_MARGIN_CHARS = 65536
+"""How much text before the kept tail is redacted with it. Redacting a whole multi-MB tool
+result every turn would cost the hook ~0.1 s/MB; a secret that starts in the margin and reaches
+into the tail is still seen whole, since every rule's reach is far shorter than this (a PEM
+block is bounded at 20,000 chars, a quoted value at one line)."""
 
 # Host message role -> the `recall.roles` vocabulary (and the label written into the query).
 _ROLE_NAMES: dict[str, str] = {
@@ -112,11 +119,13 @@ def compose_query(
     repo_key: str,
     cwd: Path,
     now: datetime | None = None,
+    redact: bool = True,
 ) -> ComposedQuery:
     """Build the recall query for one scope from the transcript tail (§5.3).
 
     Injected recall blocks are never part of the query: recalling on our own previous
-    output would make memory echo itself.
+    output would make memory echo itself. With ``redact`` (``retain.redact_secrets``) every
+    part of the query is redacted before it is truncated.
     """
     wanted = set(cfg.roles)
     lines: list[str] = []
@@ -133,9 +142,12 @@ def compose_query(
     body = "\n".join(lines[-turns:]) or EMPTY_BODY
 
     sections = _prefix_sections(kind, cfg, repo_key, cwd, now)
+    limit = max(1, cfg.max_query_chars)
+    if redact:
+        body = _redacted_tail(body, limit)
+        sections = [redact_text(s) for s in sections]
     prefix = "\n\n".join(sections)
     query = "\n\n".join([*sections, body])
-    limit = max(1, cfg.max_query_chars)
     if len(query) > limit:
         remaining = limit - len(prefix) - 2
         if prefix and remaining >= MIN_TAIL_CHARS:
@@ -145,6 +157,16 @@ def compose_query(
     if len(body) > limit:
         body = body[-limit:].lstrip()
     return ComposedQuery(query=query, body=body)
+
+
+def _redacted_tail(body: str, limit: int) -> str:
+    """``body`` redacted, cut first to its last ``limit`` chars plus the margin (at a line start
+    when one is in the margin, so no rule sees a line from its middle)."""
+    start = len(body) - limit - REDACT_MARGIN_CHARS
+    if start > 0:
+        nl = body.find("\n", start, start + REDACT_MARGIN_CHARS)
+        body = body[nl + 1 if nl >= 0 else start :]
+    return redact_text(body)
 
 
 # --- reading a Hindsight recall response (§5.4 "Reading results") -----------------------------

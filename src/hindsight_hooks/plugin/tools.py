@@ -14,7 +14,7 @@ from typing import Any
 
 from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
 from ..governance import identity as ident
-from ..governance.redact import redact_error, redact_text
+from ..governance.redact import redact_error, redact_text, redact_value
 from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
 from .delivery import deliver
@@ -156,7 +156,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     default_context = rt.cfg.tools.retain_context or f"{rt.identity.host} explicit memory"
     # Content, context and metadata are redacted by build_item; what else the model passes is
     # written too (tags, a document id, entity names), so it gets the same treatment.
-    scrub = redact_text if rt.cfg.retain.redact_secrets else (lambda text: text)
+    scrub = _scrubber(rt)
     tags = base_tags(rt, list(dict.fromkeys(scrub(t) for t in p.tags or [])))
     document_id = scrub(p.document_id) if p.document_id else None
     meta = {k: v for k, v in (p.metadata or {}).items() if k not in RESERVED_METADATA}
@@ -269,6 +269,22 @@ def _stored_unit_ids(rt: SessionRuntime, bank_id: str, doc_ids: list[str], entry
     return [h.id for h in hits if h.id and h.document_id in wanted]
 
 
+def _scrubber(rt: SessionRuntime) -> Callable[[str], str]:
+    """Redaction for what the model passes on, under ``retain.redact_secrets`` (ADR-060)."""
+    return redact_text if rt.cfg.retain.redact_secrets else (lambda text: text)
+
+
+def _search_filter(
+    rt: SessionRuntime, scope_groups: list[dict[str, Any]], p: RecallParams | ReflectParams
+) -> list[dict[str, Any]]:
+    """The tag filter a search sends, its caller tags redacted like the tags a retain stores
+    (so a filter still matches what was stored, and no secret leaves in a filter)."""
+    scrub = _scrubber(rt)
+    tags = [scrub(t) for t in p.tags] if p.tags else p.tags
+    caller = redact_value(p.tag_groups) if p.tag_groups and rt.cfg.retain.redact_secrets else p.tag_groups
+    return ident.compose_tool_groups(scope_groups, tags, p.tags_match, caller)
+
+
 # -- recall -----------------------------------------------------------------------------------
 def _scope_for(rt: SessionRuntime, role: str) -> tuple[str, list[dict[str, Any]]] | None:
     assert rt.identity is not None
@@ -296,15 +312,16 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
         return ToolResult.error("no memory bank is configured for this scope", "config")
     tools_cfg = rt.cfg.tools
     timeout_s = rt.cfg.hindsight.timeout_ms / 1000.0
+    query = _scrubber(rt)(p.query)  # sent to the server or searched: redacted first (ADR-060)
     requests = []
     for bank_id, scope_groups in scopes:
-        groups = ident.compose_tool_groups(scope_groups, p.tags, p.tags_match, p.tag_groups)
+        groups = _search_filter(rt, scope_groups, p)
         types = p.types if p.types is not None else list(tools_cfg.recall_types)
         requests.append(
             (
                 bank_id,
                 RecallRequest(
-                    query=p.query,
+                    query=query,
                     budget=p.budget or tools_cfg.recall_budget,
                     max_tokens=p.max_tokens if p.max_tokens is not None else tools_cfg.recall_max_tokens,
                     types=list(types) or None,
@@ -397,7 +414,8 @@ def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
     if scope is None:
         return ToolResult.error("no memory bank is configured for this scope", "config")
     bank_id, scope_groups = scope
-    groups = ident.compose_tool_groups(scope_groups, p.tags, p.tags_match, p.tag_groups)
+    groups = _search_filter(rt, scope_groups, p)
+    scrub = _scrubber(rt)  # the question and its context leave the process: redacted (ADR-060)
     timeout_s = rt.cfg.hindsight.timeout_ms / 1000.0
     if rt.backend_kind == "hindsight":
         try:
@@ -407,9 +425,9 @@ def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
     result = backend.reflect(
         bank_id,
         ReflectRequest(
-            query=p.query,
+            query=scrub(p.query),
             budget=p.budget or rt.cfg.tools.recall_budget,
-            context=p.context,
+            context=scrub(p.context) if p.context else p.context,
             max_tokens=p.max_tokens,
             response_schema=p.response_schema,
             include_facts=bool(p.include_facts),
