@@ -8,7 +8,6 @@ host goes on (fail-open), exactly like Pi.
 
 from __future__ import annotations
 
-import copy
 import operator
 import threading
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 
 from .catalog import Command, CommandResult, Tool, ToolResult
 from .context import UI, HostContext, NullUI
+from .deep_copy import deep_copy
 from .messages import Message
 from .spec import ENTRY_POINT_GROUP, PROJECT_NAME, AgentHookSpecs
 
@@ -71,11 +71,23 @@ class Host:
         self._tools: dict[str, Tool] | None = None
         self._lock = threading.RLock()
         self._end_copies: dict[str, _Copies | None] = {}
+        self._reported_once: set[str] = set()
 
     # -- plumbing ---------------------------------------------------------------------------
     def _report(self, where: str, impl: Any, exc: BaseException) -> None:
         try:
             self.ctx.ui.notify(f"{_plugin_label(impl)}: {where} failed: {type(exc).__name__}", "error")
+        except Exception:
+            pass
+
+    def _report_once(self, where: str, exc: BaseException) -> None:
+        """The host's own failure (not a plugin's), told once per kind: it repeats every turn."""
+        key = f"{where}:{type(exc).__name__}"
+        if key in self._reported_once:
+            return
+        self._reported_once.add(key)
+        try:
+            self.ctx.ui.notify(f"host: {where} failed: {type(exc).__name__}; the plugins were skipped", "error")
         except Exception:
             pass
 
@@ -101,10 +113,14 @@ class Host:
     def context(self, messages: list[Message]) -> list[Message]:
         """Return the message list the model should see (plugins' replacements chained)."""
         self._begin_hook()
-        current = copy.deepcopy(messages)
+        try:
+            current = deep_copy(messages)
+        except Exception as exc:  # a non-JSON object the host put in that cannot be copied
+            self._report_once("copying the transcript for context", exc)
+            return messages
         for impl in self.pm.hook.context.get_hookimpls():
             try:
-                replaced = impl.function(messages=copy.deepcopy(current), ctx=self.ctx)
+                replaced = impl.function(messages=deep_copy(current), ctx=self.ctx)
             except Exception as exc:
                 self._report("context", impl, exc)
                 continue
@@ -124,7 +140,11 @@ class Host:
         self._begin_hook()
         for impl in self.pm.hook.agent_end.get_hookimpls():
             label = str(impl.plugin_name)
-            copies, kept = _reuse_copies(messages, self._end_copies.pop(label, None))
+            try:
+                copies, kept = _reuse_copies(messages, self._end_copies.pop(label, None))
+            except Exception as exc:  # a non-JSON object the host put in that cannot be copied
+                self._report_once("copying the transcript for agent_end", exc)
+                return
             try:
                 impl.function(messages=copies, ctx=self.ctx)
             except Exception as exc:
@@ -225,6 +245,8 @@ class Host:
             params = tool.parameters.model_validate(arguments)
         except ValidationError as err:
             return ToolResult.error(_describe_validation_error(err), kind="invalid_arguments")
+        except Exception as exc:  # a validator that failed outright (e.g. on absurd nesting)
+            return ToolResult.error(f"invalid arguments: {type(exc).__name__}", kind="invalid_arguments")
         self._begin_hook()
         try:
             return tool.execute(params, self.ctx)
@@ -253,7 +275,7 @@ class _Copies:
     """One plugin's copy of the transcript from its previous ``agent_end``."""
 
     originals: list[Any]  # the host's message objects it was made from
-    copies: list[Any]  # what the plugin got (``copy.deepcopy`` of them)
+    copies: list[Any]  # what the plugin got (``deep_copy`` of them)
     snapshot: bytes  # ``orjson.dumps(originals)`` when they were copied
 
 
@@ -273,7 +295,7 @@ def _reuse_copies(messages: list[Message], previous: _Copies | None) -> tuple[li
     try:
         snapshot = orjson.dumps(messages)
     except (TypeError, ValueError):
-        return copy.deepcopy(messages), None
+        return deep_copy(messages), None
     n = len(previous.originals) if previous is not None else 0
     if (
         previous is not None
@@ -283,9 +305,9 @@ def _reuse_copies(messages: list[Message], previous: _Copies | None) -> tuple[li
         and snapshot[len(previous.snapshot) - 1 : len(previous.snapshot)] in (b",", b"]")
         and previous.copies == messages[:n]
     ):
-        copies = [*previous.copies, *copy.deepcopy(messages[n:])]
+        copies = [*previous.copies, *deep_copy(messages[n:])]
     else:
-        copies = copy.deepcopy(messages)
+        copies = deep_copy(messages)
     return copies, _Copies(list(messages), list(copies), snapshot)
 
 

@@ -39,9 +39,12 @@ class HindsightPlugin:
     @hookimpl
     def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
         try:
+            from ..sanitize import sanitize_if_needed
             from .recall_policy import run_context
 
-            return run_context(runtime_for(ctx), messages)
+            # A lone surrogate or absurd nesting in any message would fail the query, the
+            # cache key and the request: the recall reads a safe copy (clean ones pass as is).
+            return run_context(runtime_for(ctx), sanitize_if_needed(messages))
         except Exception as exc:
             rt = registry.get(ctx)
             if rt is not None:

@@ -108,7 +108,13 @@ def canonical_json(value: Any) -> bytes:
 
 
 def _json_fallback(value: Any) -> bytes:
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_opaque, skipkeys=True)
+    # Nesting beyond ``MAX_DEPTH`` is cut first (json.dumps recurses, and whether it overflows
+    # would depend on the caller's stack): still a pure function of the value, which is all a
+    # fingerprint needs. Surrogates are kept (``surrogatepass``) so earlier fingerprints hold.
+    from ..sanitize import sanitize
+
+    shallow = sanitize(value, scrub=False)
+    text = json.dumps(shallow, separators=(",", ":"), ensure_ascii=False, default=_opaque, skipkeys=True)
     return text.encode("utf-8", "surrogatepass")
 
 

@@ -115,6 +115,9 @@ def build_item(
 
 
 def new_job(rt: SessionRuntime, bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
+    """The queue job; every item made encodable first (orjson and SQLite refuse lone surrogates,
+    and a job that cannot be written would block its writer on every retry)."""
     from ..queue.jobs import new_job as make
+    from ..sanitize import sanitize
 
-    return make(bank_id=bank_id, source=source, items=items, async_=async_)
+    return make(bank_id=bank_id, source=source, items=[sanitize(item) for item in items], async_=async_)

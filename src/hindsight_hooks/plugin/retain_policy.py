@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
+from ..sanitize import sanitize
 from .delivery import deliver
 from .injected import drop_injected
 from .jobs import base_metadata, base_tags, build_item, new_job, session_context
@@ -72,7 +73,9 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
         return
 
     delta = filter_new_messages(msgs, state, memo=memo)
-    projected = project_messages(delta, cfg.retain)
+    # Lone surrogates and absurd nesting would fail the projection or the queue write on every
+    # later turn (the cursor never passes a job that cannot be written): made safe here, once.
+    projected = project_messages(sanitize(delta), cfg.retain)
     if not projected:
         _advance(rt, msgs, len(msgs) - 1, memo)
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..backends.tag_groups import TagGroupError, validate_tag_groups
 from ..governance.session_meta import RESERVED_TAG_PREFIXES
@@ -79,6 +79,15 @@ def check_tag_list(value: list[str] | None, *, writing: bool) -> list[str] | Non
 
 class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _encodable(cls, data: Any) -> Any:
+        """Arguments as the model sent them, minus what nothing downstream can encode: lone
+        surrogates become U+FFFD and absurd nesting is cut (see ``hindsight_hooks.sanitize``)."""
+        from ..sanitize import sanitize
+
+        return sanitize(data)
 
 
 class RetainItem(_Params):
