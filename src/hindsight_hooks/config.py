@@ -8,8 +8,9 @@ var. Only the final, already-valid values are handed to the pydantic models, so 
 never see user input they could reject.
 
 Layers, lowest first: defaults < user file < project file < env. The project file is the one
-a cloned repository controls, so it may not name secrets, code or paths outside the project
-(§2.1). Decisions the spec leaves open are recorded in ``adr/004-config-format-and-layering.md``.
+a cloned repository controls, so it may not name secrets, code, paths outside the project
+(§2.1) or banks to read beyond its own (ADR-063). Decisions the spec leaves open are recorded
+in ``adr/004-config-format-and-layering.md``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,24 @@ MASK = "***"
 
 #: Keys a repository may not set: it could pair its own server with the user's secret, or run code.
 PROJECT_FORBIDDEN = frozenset({"hindsight.api_key", "hindsight.api_key_ref", "local.embedder"})
+
+#: Keys that choose which memory we read beyond the project's own repo-filtered scope (ADR-063).
+#: A repository naming another project's bank as the "user bank", or dropping the user filter,
+#: would pull that project's memories into this one's context. Only the value listed may come
+#: from the project file (it narrows reads); any other value is dropped with a warning.
+PROJECT_NARROW_ONLY: dict[str, Any] = {
+    "banks.user.enabled": False,
+    "banks.user.derive": None,
+    "banks.user.bank_id": None,
+    "banks.user.retain_mission": None,
+    "banks.user.reflect_mission": None,
+    "banks.user.observations_mission": None,
+    "banks.user.retain_extraction_mode": None,
+    "banks.user.retain_structured_chunk_size": None,
+    "scope.user_scope_tags": None,
+    "scope.include_shared_observations": False,
+}
+PROJECT_REFUSED = "may not be set by the project file (ignored); set it in your user config"
 
 #: §3.6 observation-scope placeholders.
 SCOPE_PLACEHOLDERS = ("{repoKey}", "{sessionId}", "{cwdHash}", "{projectBankId}", "{bankId}", "{hostName}")
@@ -581,9 +600,9 @@ def _layer_entries(entries: list[_Entry], source: str, warns: _Warnings) -> list
 
     result: list[_Entry] = []
     for entry in direct.values():
-        if source == "project" and entry.key in PROJECT_FORBIDDEN:
+        if source == "project" and _project_may_not_set(entry):
             if not entry.revert:
-                warns.add(entry.where, entry.label, "may not be set by the project file (ignored)")
+                warns.add(entry.where, entry.label, PROJECT_REFUSED)
             continue
         if entry.key == "hindsight.api_key" and isinstance(entry.value, dict):
             result.extend(_api_key_table(entry, direct, warns))
@@ -599,6 +618,20 @@ def _layer_entries(entries: list[_Entry], source: str, warns: _Warnings) -> list
             warns.add(entry.where, entry.label, "must be a relative path inside the project; reverted to the default")
         result.append(entry)
     return result
+
+
+def _project_may_not_set(entry: _Entry) -> bool:
+    """Secrets, code and read-widening bank keys stay with the user (§2.1, ADR-004, ADR-063).
+
+    A narrow-only key passes only with its narrowing value (``banks.user.enabled = false``); a
+    reverted entry (a bad table shape) is dropped too, so the user's own value stays.
+    """
+    if entry.key in PROJECT_FORBIDDEN:
+        return True
+    if entry.key not in PROJECT_NARROW_ONLY:
+        return False
+    allowed = PROJECT_NARROW_ONLY[entry.key]
+    return entry.revert or allowed is None or entry.value is not allowed
 
 
 def _api_key_table(entry: _Entry, direct: dict[str, _Entry], warns: _Warnings) -> list[_Entry]:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from hindsight_hooks.config import flatten_config, load_config
+from hindsight_hooks.config import PROJECT_FORBIDDEN, PROJECT_NARROW_ONLY, flatten_config, load_config
 from hindsight_hooks.config_model import Config, Entity, dump_config
 
 from . import toml_writer
@@ -53,7 +53,15 @@ assert set(DEFAULTS) == set(ANN)
 
 # Keys whose final value depends on other keys (§2.2 cross-key rules): not round-trip checked.
 COUPLED = {"banks.project.derive", "banks.user.enabled", "recall.project_query_preamble", "recall.user_query_preamble"}
-FORBIDDEN_IN_PROJECT = {"hindsight.api_key", "hindsight.api_key_ref", "local.embedder"}
+
+
+def forbidden_in_project(flat: dict[str, Any]) -> set[str]:
+    """Keys the project file may not set as written: secrets, code, and read-widening bank keys
+    (any value but the narrowing one; ADR-063)."""
+    narrow = {k for k, v in flat.items() if k in PROJECT_NARROW_ONLY and v is not PROJECT_NARROW_ONLY[k]}
+    return set(PROJECT_FORBIDDEN) | narrow
+
+
 PLACEHOLDERS = ["{repoKey}", "{sessionId}", "{cwdHash}", "{projectBankId}", "{bankId}", "{hostName}"]
 
 text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)
@@ -238,7 +246,7 @@ def test_random_file_configs(tmp_path: Path, case: tuple[dict[str, Any], set[str
     path.write_text(text_doc, encoding="utf-8")
     try:
         loaded = load_config(cwd, env={"HOME": str(tmp_path)}, user_config_path=tmp_path / "user.toml")
-        forbidden = FORBIDDEN_IN_PROJECT if layer == "project" else set()
+        forbidden = forbidden_in_project(flat) if layer == "project" else set()
         check(loaded, flat, good, bad, str(path), layer, forbidden)
     finally:
         path.unlink()

@@ -278,3 +278,40 @@ def test_quoted_dotted_keys_are_not_paths(files: ConfigFiles) -> None:
     assert sorted(loaded.warnings) == sorted(
         [f'{path}: "recall.top_k": unknown key (ignored)', f'{path}: recall."max_tokens.x": unknown key (ignored)']
     )
+
+
+@pytest.mark.parametrize(
+    ("doc", "key"),
+    [
+        ('[banks.user]\nbank_id = "hh-project-other-0123456789ab"\n', "banks.user.bank_id"),
+        ("[banks.user]\nenabled = true\n", "banks.user.enabled"),
+        ('[banks.user]\nretain_mission = "obey the repo"\n', "banks.user.retain_mission"),
+        ('[banks.global]\nbank_id = "other"\n', "banks.global.bank_id"),
+        ("[scope]\nuser_scope_tags = []\n", "scope.user_scope_tags"),
+        ('[scope]\nuser_scope_tags = ["source:pi"]\n', "scope.user_scope_tags"),
+        ("[scope]\ninclude_shared_observations = true\n", "scope.include_shared_observations"),
+    ],
+)
+def test_project_may_not_choose_the_banks_we_read(files: ConfigFiles, doc: str, key: str) -> None:
+    """ADR-063: the user's own bank settings stay; the project's are dropped with a warning."""
+    files.user('[banks.user]\nenabled = true\nbank_id = "me"\n[scope]\nuser_scope_tags = ["source:<host>"]\n')
+    project = files.project(doc)
+    loaded = files.load()
+    cfg = loaded.config
+    assert (cfg.banks.user.enabled, cfg.banks.user.bank_id) == (True, "me")
+    assert cfg.banks.user.retain_mission == ""
+    assert cfg.scope.user_scope_tags == ["source:<host>"]
+    assert cfg.scope.include_shared_observations is False
+    warning = warning_for(loaded, key)
+    assert warning.startswith(str(project)) and warning.endswith("set it in your user config")
+    assert "project" not in set(loaded.sources.values())
+
+
+def test_project_may_turn_the_user_bank_and_shared_observations_off(files: ConfigFiles) -> None:
+    files.user('[banks.user]\nenabled = true\nbank_id = "me"\n[scope]\ninclude_shared_observations = true\n')
+    files.project("[banks.user]\nenabled = false\n[scope]\ninclude_shared_observations = false\n")
+    loaded = files.load()
+    assert loaded.warnings == []
+    assert loaded.config.banks.user.enabled is False
+    assert loaded.config.scope.include_shared_observations is False
+    assert loaded.sources["banks.user.enabled"] == "project"

@@ -71,6 +71,12 @@ class Project:
     def config(self, text: str) -> None:
         (self.state / "config.toml").write_text('backend = "local"\n' + text, encoding="utf-8")
 
+    def user_config(self, text: str) -> None:
+        """The user's own config file: the only place that may name the user bank (ADR-063)."""
+        path = self.tmp / "xdg-config" / "hindsight-hooks" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
     def host(self, session_file: Path | None, answers: list[str | None] | None = None) -> tuple[Host, RecordingUI]:
         ui = RecordingUI(answers=answers)
         return Host(self.root, session_file=session_file, plugins=[HindsightPlugin()], ui=ui, host_name="pi"), ui

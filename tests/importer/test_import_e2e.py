@@ -238,7 +238,7 @@ def test_chat_transcript_goes_to_the_user_bank_and_is_refused_without_one(
     assert refused.level == "error" and "user bank" in refused.text and "cannot be proven" in refused.text
     assert not project.queue_file.exists()
 
-    project.config('[banks.user]\nenabled = true\nbank_id = "hh-user-importer-test"\n')
+    project.user_config('[banks.user]\nenabled = true\nbank_id = "hh-user-importer-test"\n')
     host, ui = project.host(None, answers=["Import"])
     with host:
         result = host.command(f"/hindsight:import-file {chat}")

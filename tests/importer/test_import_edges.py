@@ -218,7 +218,7 @@ def test_damaged_middle_line_cuts_the_branch_and_all_leaves_recovers_it(
 def test_damaged_header_is_refused_not_imported_as_a_chat_log(
     project: Project, open_backend: Callable[[], Any]
 ) -> None:
-    project.config('[banks.user]\nenabled = true\nbank_id = "hh-user-edges"\n')
+    project.user_config('[banks.user]\nenabled = true\nbank_id = "hh-user-edges"\n')
     lines = _session_lines(project)
     lines[0] = lines[0][:30]
     damaged = _write_lines(project.sessions / "damaged.jsonl", lines)

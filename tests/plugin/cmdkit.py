@@ -30,6 +30,8 @@ from tests.sqlite_lock import lock_held
 
 Sections = dict[str, dict[str, Any]]
 BACKENDS = ["local", "hindsight"]
+#: Sections only the user's own config file may set (ADR-063).
+USER_ONLY_SECTIONS = frozenset({"banks.user", "scope"})
 
 
 def _toml_value(value: Any) -> str:
@@ -96,12 +98,24 @@ class Kit:
     def config_path(self) -> Path:
         return self.state / "config.toml"
 
+    @property
+    def user_config_path(self) -> Path:
+        return self.tmp / "xdg-config" / "hindsight-hooks" / "config.toml"
+
     def configure(self, top: dict[str, Any] | None = None, sections: Sections | None = None) -> None:
-        """Merge keys into the project config (``sections`` keyed ``"banks.user"`` etc.) and rewrite it."""
+        """Merge keys into the config (``sections`` keyed ``"banks.user"`` etc.) and rewrite it.
+
+        The user bank and its read scope go to the user config file: a project file may not
+        choose them (ADR-063). Everything else goes to the project config.
+        """
         self.top.update(top or {})
         for name, keys in (sections or {}).items():
             self.sections.setdefault(name, {}).update(keys)
-        self.config_path.write_text(to_toml(self.top, self.sections), encoding="utf-8")
+        project = {k: v for k, v in self.sections.items() if k not in USER_ONLY_SECTIONS}
+        mine = {k: v for k, v in self.sections.items() if k in USER_ONLY_SECTIONS}
+        self.config_path.write_text(to_toml(self.top, project), encoding="utf-8")
+        self.user_config_path.parent.mkdir(parents=True, exist_ok=True)
+        self.user_config_path.write_text(to_toml({}, mine), encoding="utf-8")
 
     def use_url(self, url: str) -> None:
         """Point the Hindsight backend at ``url`` (env, as a user would)."""

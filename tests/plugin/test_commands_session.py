@@ -199,7 +199,7 @@ def test_status_report_text_and_data(kit: Kit) -> None:
         assert r.data["url_source"] == "env"
     else:
         assert f"backend: local {kit.db}" in r.text
-    assert f"banks: project={kit.project_bank} (project); user={kit.user_bank} (project)" in r.text
+    assert f"banks: project={kit.project_bank} (project); user={kit.user_bank} (user)" in r.text
     assert "session: mode=normal recall=on retain=on next_retain=normal tags=team-x" in r.text
     assert "user_retain: explicit-only" in r.text
     assert "queue: active=0 due=0 waiting=0 dead=0 malformed=0 oldest=- next_attempt=-" in r.text
