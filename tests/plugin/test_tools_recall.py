@@ -175,12 +175,15 @@ def test_an_unusable_local_store_says_it_is_not_initialised(local_kit: Kit) -> N
     for tool, args in (
         ("hindsight_recall", {"query": "q"}),
         ("hindsight_reflect", {"query": "q"}),
-        ("hindsight_retain", {"items": [{"content": "c"}]}),
         ("memory_edit", {"op": "forget", "id": "0123456789abcdef"}),
     ):
         result = host.call_tool(tool, args)
         assert result.text == "Error: Local memory backend is not initialised for this session.", (tool, result)
     assert local_kit.jobs() == []
+    # A retain is not dropped: it is queued durably like agent_end's turns, and says so (issue 9 item 10).
+    queued = host.call_tool("hindsight_retain", {"items": [{"content": "c"}]})
+    assert queued.text.startswith("1 memory queued.") and queued.details["queued"] is True, queued
+    assert len(local_kit.jobs()) == 1
 
 
 # -- reflect ------------------------------------------------------------------------------------------

@@ -18,9 +18,14 @@ _OUTAGE_KINDS = frozenset({"timeout", "transient"})
 
 
 def runtime_for(ctx: HostContext) -> SessionRuntime:
-    """The session runtime for ``ctx``, built lazily (commands and tools may come first)."""
+    """The session runtime for ``ctx``, built lazily (commands and tools may come first).
+
+    After ``shutdown`` the closed runtime is returned as it is: only ``session_start`` begins a
+    new session. Reopening here let a late tool call store a memory and open a store or client
+    that nothing would ever close (§8 step 5: later writes get "queue is closed").
+    """
     rt = registry.get(ctx)
-    if rt is None or rt.closed:
+    if rt is None:
         rt = SessionRuntime(ctx)
         registry.put(ctx, rt)
     return rt
@@ -44,7 +49,10 @@ class HindsightPlugin:
 
             # A lone surrogate or absurd nesting in any message would fail the query, the
             # cache key and the request: the recall reads a safe copy (clean ones pass as is).
-            return run_context(runtime_for(ctx), sanitize_if_needed(messages))
+            runtime = runtime_for(ctx)
+            if runtime.closed:  # after shutdown: the session has ended, nothing to recall into
+                return None
+            return run_context(runtime, sanitize_if_needed(messages))
         except Exception as exc:
             rt = registry.get(ctx)
             if rt is not None:
@@ -58,6 +66,8 @@ class HindsightPlugin:
             from .retain_policy import run_agent_end
 
             rt = runtime_for(ctx)
+            if rt.closed:  # after shutdown; the cursor did not move, so the next session retains it
+                return
             run_agent_end(rt, messages)
             if rt.mental_models is not None:
                 rt.mental_models.maybe_refresh()

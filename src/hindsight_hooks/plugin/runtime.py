@@ -112,8 +112,8 @@ class SessionRuntime:
 
     def backend(self) -> MemoryBackend | None:
         """The backend, built on first use; ``None`` (with the reason kept) when it cannot be."""
-        if not self.enabled:
-            return None
+        if not self.enabled or self.closed:
+            return None  # closed: never reopen a store or client that nothing would close
         with self._backend_lock:
             if self._backend is None and self._backend_error is None:
                 from ..backends.factory import make_backend
@@ -161,6 +161,8 @@ class SessionRuntime:
             from ..queue import RetainQueue
 
             self._queue = RetainQueue(self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue)
+            if self.closed:  # first asked for after shutdown: it refuses writes like the old one
+                self._queue.close()
         return self._queue
 
     def cursors(self) -> CursorStore:

@@ -42,6 +42,8 @@ EDIT_DESC = "Update, forget or invalidate one local memory. Use only ids that hi
 NO_REFLECT = "No relevant information found to reflect on."
 BEHIND_BACKLOG = "an earlier job for this bank is still queued"
 NOT_YET = "delivery did not finish within retain.flush_timeout_ms"
+CLOSED = "Hindsight retain queue is closed."
+SESSION_ENDED = "the memory session has ended (shutdown); memory tools work again after the next session start"
 
 
 def build_tools(runtime_for: RuntimeFor) -> list[Tool]:
@@ -82,6 +84,8 @@ def _guard(
         rt = runtime_for(ctx)
         if not rt.enabled:
             return ToolResult.error("memory is disabled for this session (enabled=false or backend=off)", "disabled")
+        if rt.closed:
+            return _after_shutdown(fn)
         if ctx.signal.is_set():
             return ToolResult.error("request aborted", "aborted")
         return fn(rt, params)
@@ -89,6 +93,14 @@ def _guard(
         return ToolResult.error(redact_error(exc), exc.kind)
     except Exception as exc:
         return ToolResult.error(redact_error(exc), "internal")
+
+
+def _after_shutdown(fn: Callable[[SessionRuntime, Any], ToolResult]) -> ToolResult:
+    """A tool called after ``shutdown``: writes are refused (§8 step 5), reads say why; neither
+    reopens the store or the client."""
+    if fn in (_retain, _retain_global, _memory_edit):
+        return ToolResult.error(CLOSED, "closed")
+    return ToolResult.error(SESSION_ENDED, "closed")
 
 
 # -- gates ------------------------------------------------------------------------------------
@@ -150,8 +162,8 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
                 "no user bank is configured: set banks.user.enabled = true and banks.user.bank_id", "config"
             )
         return ToolResult.error("the project bank is disabled (banks.project.enabled = false)", "config")
-    if rt.backend() is None:
-        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    # No backend check here: a store or server that cannot be opened now is exactly what the
+    # durable queue is for. The job is queued like agent_end's and the result says so (ADR-021).
 
     default_context = rt.cfg.tools.retain_context or f"{rt.identity.host} explicit memory"
     # Content, context and metadata are redacted by build_item; what else the model passes is
@@ -204,7 +216,9 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     delivered = dead = False
     error: str | None = None
     delivered_entry: dict[str, Any] | None = None
-    if enq.bank_head:
+    if rt.backend() is None:
+        error = f"the memory store is unavailable: {rt.backend_error or rt.not_initialised_message()}"
+    elif enq.bank_head:
         report = deliver(rt, banks={bank_id}, budget_ms=rt.cfg.retain.flush_timeout_ms)
         delivered_entry = report.delivered_job(enq.job_id)
         delivered = delivered_entry is not None
@@ -224,6 +238,8 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         reason = error or NOT_YET
         if dead:
             after = "it was moved to the dead-letter file; /hindsight:queue --requeue-dead retries it."
+        elif rt.backend() is None:
+            after = "it stays queued on disk and is written once the store can be opened (next session)."
         else:
             after = "it stays queued and will be retried."
         text = f"{n} {noun} queued.\nThe local write did not happen now ({reason}); {after}"
