@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..backends.base import MemoryHit, same_text_key
 from ..hooks.messages import Message
+from .lookalikes import has_wrapper_tag, neutralise_tags
 
 RECALL_CUSTOM_TYPE = "hindsight-recall"
 BLOCK_OPEN = "<hindsight-memory>"
@@ -65,12 +66,6 @@ class BankBlock:
 
 # --- escaping (§5.7) ---------------------------------------------------------------------------
 
-# Invisible characters an attacker could slip between `<` and the tag name; treated like spaces.
-_GAP = r"[\s\u200b-\u200f\u2060-\u2064\ufeff]*"
-_STRUCTURAL_TAG = re.compile(
-    r"<(?=" + _GAP + r"/?" + _GAP + r"(?:hindsight[-_]memor(?:y|ies)|mental_models))",
-    re.IGNORECASE,
-)
 # C0/C1 control characters except \t and \n (this removes \r, \v, \f, NEL and friends).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Unicode line/paragraph separators break lines for many readers: treat them as newlines.
@@ -85,22 +80,29 @@ def clean_control(text: str) -> str:
 def escape_recalled(text: str) -> str:
     """Make recalled text safe to place inside the block.
 
-    - ``<`` of anything that looks like our wrapper or ``<mental_models>`` tag becomes ``&lt;``;
+    - ``<`` of anything that looks like our wrapper or ``<mental_models>`` tag becomes ``&lt;``,
+      look-alike spellings included (fullwidth or angle-bracket ``<``, Unicode dashes, invisible
+      characters inside the tag, mixed case: :mod:`.lookalikes`, ADR-064);
     - control characters other than ``\\n``/``\\t`` are removed;
     - every newline is followed by three spaces, so no recalled line starts at column 0 and
       none can pose as a ``Bank:`` heading or a numbered item.
     """
     text = clean_control(text)
-    text = _STRUCTURAL_TAG.sub("&lt;", text)
+    text = neutralise_tags(text)
     return text.replace("\n", "\n" + CONTINUATION_INDENT)
 
 
 # --- quality filter (§5.5) ---------------------------------------------------------------------
 
 _CONTAMINATED = re.compile(
-    r"</?hindsight[-_]memor(?:y|ies)>|customType[\"']?\s*:\s*[\"']hindsight-recall|last-recall\.json",
+    r"customType[\"']?\s*:\s*[\"']hindsight-recall|last-recall\.json",
     re.IGNORECASE,
 )
+
+
+def _contaminated(text: str) -> bool:
+    """An echo of our own block (its wrapper tag in any spelling, ADR-064) or of its snapshot."""
+    return has_wrapper_tag(text) or _CONTAMINATED.search(text) is not None
 
 
 def quality_filter(blocks: list[BankBlock]) -> list[BankBlock]:
@@ -116,7 +118,7 @@ def quality_filter(blocks: list[BankBlock]) -> list[BankBlock]:
         kept: list[MemoryHit] = []
         for hit in block.hits:
             text = hit.text if isinstance(hit.text, str) else ""
-            if not clean_control(text).strip() or _CONTAMINATED.search(text):
+            if not clean_control(text).strip() or _contaminated(text):
                 continue
             key = same_text_key(text)
             if key in seen:
