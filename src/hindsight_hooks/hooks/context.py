@@ -93,7 +93,18 @@ class RecordingUI:
 
 @dataclass
 class HostContext:
-    """Passed to every hook, command and tool."""
+    """Passed to every hook, command and tool.
+
+    ``short_lived`` is true when the host runs every hook in a fresh process that exits as soon
+    as the hook returns (the command hooks of Claude Code, Codex CLI and Gemini CLI, driven by
+    ``hindsight-hooks hook``). A plugin then keeps each hook to its durable, local part: nothing in
+    memory survives to the next hook, a background thread would die with the process, and waiting
+    for the network is the user's latency on every prompt. So ``agent_end`` queues the new part of
+    the transcript and returns without delivering it; the host delivers later, in a process of
+    its own (``session_start`` then ``shutdown``). Hosts that do not set it get the default,
+    ``False``, and plugins read it with ``getattr(ctx, "short_lived", False)`` because foreign
+    hosts may pass contexts without it (ADR-025).
+    """
 
     cwd: Path
     session_file: Path | None = None
@@ -101,3 +112,4 @@ class HostContext:
     ui: UI = field(default_factory=NullUI)
     signal: threading.Event = field(default_factory=threading.Event)
     is_subagent: bool = False
+    short_lived: bool = False

@@ -42,7 +42,12 @@ def _describe_validation_error(err: ValidationError) -> str:
 
 
 class Host:
-    """A minimal agent host. ``plugins=None`` loads the ``agent_hooks`` entry points."""
+    """A minimal agent host. ``plugins=None`` loads the ``agent_hooks`` entry points.
+
+    ``short_lived=True`` says every hook runs in a process of its own (see
+    :class:`~hindsight_hooks.hooks.context.HostContext`): plugins then only queue in
+    ``agent_end``, and the host delivers with ``start()`` + ``shutdown()`` in a later process.
+    """
 
     def __init__(
         self,
@@ -52,6 +57,7 @@ class Host:
         ui: UI | None = None,
         plugins: list[object] | None = None,
         is_subagent: bool = False,
+        short_lived: bool = False,
     ) -> None:
         self.ctx = HostContext(
             cwd=Path(cwd),
@@ -59,6 +65,7 @@ class Host:
             host_name=host_name,
             ui=ui if ui is not None else NullUI(),
             is_subagent=is_subagent,
+            short_lived=short_lived,
         )
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(AgentHookSpecs)

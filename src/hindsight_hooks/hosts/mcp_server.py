@@ -31,7 +31,8 @@ import re
 import signal
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,12 +176,28 @@ def _log(text: str) -> None:
     print(f"hindsight-hooks mcp: {text}", file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr while plugins run outside the SDK's own claim of it (session start and
+    end), so a stray print can never put a non-MCP line on the wire."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def main(options: ServerOptions) -> int:
     """Start the session, serve until stdin closes, end the session; 0 unless serving failed."""
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="hindsight-hooks mcp: %(message)s")
     host = Host(options.cwd, session_file=options.session_file, host_name=options.host_name, ui=ConsoleUI(sys.stderr))
-    host.start()
+    with _stdout_to_stderr():
+        host.start()
     _log(
         f"session {options.session_label} in {options.cwd}; tools: {', '.join(host.session_tools()) or 'none'}; "
         f"shell commands reach this session with --session-file {options.session_file}"
@@ -194,5 +211,6 @@ def main(options: ServerOptions) -> int:
     finally:
         for other in STOP_SIGNALS:
             signal.signal(other, signal.SIG_IGN)
-        host.shutdown()
+        with _stdout_to_stderr():
+            host.shutdown()
     return code

@@ -108,6 +108,9 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     through = retained_through_index(msgs, delta, memo=memo)
     _advance(rt, msgs, through if through >= 0 else len(msgs) - 1, memo)
 
+    if getattr(rt.ctx, "short_lived", False):  # a process per hook: the host delivers later, elsewhere
+        rt.set_activity("retain-queued")
+        return
     if coalesce and rt.backend_kind != "local" and not rt.queue().coalesced_flush_due():
         rt.set_activity("retain-queued")
         return
