@@ -127,16 +127,41 @@ def test_tail_is_bounded_to_200_messages(store_path: Path) -> None:
 # ----------------------------------------------------------------------------- reading table
 
 
-@pytest.mark.parametrize("doc", [[], "text", 5, None, {"version": 3}])
-def test_json_that_is_not_a_store_reads_empty(store_path: Path, doc: Any) -> None:
+@pytest.mark.parametrize("doc", [[], [1, 2, 3], "text", 5, None, {}, {"version": 3}, {"version": 3, "sessions": ["x"]}])
+def test_json_of_the_wrong_shape_is_corrupt_not_an_empty_store(store_path: Path, doc: Any) -> None:
+    """Nothing we write looks like this: reading it as empty would re-retain every session (ADR-066)."""
     write_json(store_path, doc)
-    assert dict(CursorStore(store_path).read().sessions) == {}
-
-
-def test_sessions_not_an_object_reads_empty_with_a_warning(store_path: Path) -> None:
-    write_json(store_path, {"version": 3, "sessions": ["x"]})
     store = CursorStore(store_path)
-    assert dict(store.read().sessions) == {} and len(store.warnings) == 1
+    with pytest.raises(CursorCorruptError, match="not a cursor store"):
+        store.read()
+    with pytest.raises(CursorCorruptError):
+        store.advance("s", transcript(2), 1)
+    assert json.loads(store_path.read_bytes()) == doc, "never overwritten"
+
+
+def test_recovery_moves_the_store_aside_and_marks_the_fresh_one(store_path: Path) -> None:
+    store = CursorStore(store_path, clock=lambda: 1234)
+    write_json(store_path, [1, 2, 3])
+    moved = store.recover_from_corrupt()
+    assert moved is not None
+    target, reason = moved
+    assert target == store_path.with_name("retain-cursors.json.corrupt-1234") and "JSON array" in reason
+    assert json.loads(target.read_bytes()) == [1, 2, 3]
+    assert store.recover_from_corrupt() is None, "a readable store is left alone"
+    snapshot = store.read()
+    assert dict(snapshot.sessions) == {} and snapshot.recovered_from == target.name
+    store.advance("s", transcript(2), 1)  # the mark survives later writes
+    assert store.read().recovered_from == target.name and stat.S_IMODE(store_path.stat().st_mode) == 0o600
+    store_path.write_bytes(b"{again")  # a second loss in the same millisecond keeps both files
+    second = store.recover_from_corrupt()
+    assert second is not None and second[0].name == "retain-cursors.json.corrupt-1234-1"
+
+
+def test_a_store_moved_aside_by_someone_else_still_counts_as_recovered(store_path: Path) -> None:
+    write_json(store_path, "x")
+    store_path.rename(store_path.with_name("retain-cursors.json.corrupt-99"))  # /hindsight:doctor --fix
+    assert CursorStore(store_path).read().recovered_from == "retain-cursors.json.corrupt-99"
+    assert CursorStore(store_path.with_name("other.json")).read().recovered_from is None
 
 
 @pytest.mark.parametrize(

@@ -115,21 +115,24 @@ def test_branches_retain_the_new_branch_and_clamp_on_a_shorter_one(local_project
         assert local_project.unit_count(text) == 1, text
 
 
-def test_corrupt_cursor_pauses_retain_and_keeps_next_opt_out_pending(local_project: Project) -> None:
+def test_corrupt_cursor_is_moved_aside_and_next_opt_out_still_skips_one_run(local_project: Project) -> None:
+    """An unreadable cursor no longer pauses retain (ADR-066): it is kept aside, the opt-out
+    run is skipped and consumed, and later runs retain only what is new."""
     ui = RecordingUI()
     with local_project.host(ui=ui) as host:
         host.agent_end(exchange(1))
         cursor_file = local_project.state / "retain-cursors.json"
         cursor_file.write_text("{not json", encoding="utf-8")
-        host.agent_end([*exchange(1), *exchange(2)])
-        assert statuses(ui)[-1] == "mem:retain-failed"
-        assert any("doctor" in text for text in ui.texts("warning"))
         assert host.command("/hindsight:next-opt-out").level == "info"
+        host.agent_end([*exchange(1), *exchange(2)])  # skipped: the opt-out run
+        assert _session(host)["next_retain"] == "normal", "the mark succeeded, so the opt-out is consumed"
         host.agent_end([*exchange(1), *exchange(2), *exchange(3)])
-        assert _session(host)["next_retain"] == "off", "the mark failed, so the opt-out stays pending"
-    _assert_once(local_project, 1)
-    _assert_never(local_project, 2, 3)
-    assert cursor_file.read_text(encoding="utf-8") == "{not json", "a corrupt cursor is never overwritten"
+        assert statuses(ui)[-1] == "mem:retained"
+    _assert_once(local_project, 1, 3)
+    _assert_never(local_project, 2)
+    aside = [p for p in local_project.state.iterdir() if p.name.startswith("retain-cursors.json.corrupt-")]
+    assert [p.read_text(encoding="utf-8") for p in aside] == ["{not json"], "a corrupt cursor is never overwritten"
+    assert len([t for t in ui.texts("warning") if "unreadable" in t]) == 1
 
 
 # -- 3. session modes and next-opt-out --------------------------------------------------------------------

@@ -611,6 +611,17 @@ class LocalBackend:
             )
             return cur.rowcount > 0
 
+    def document_text(self, bank_id: str, document_id: str, timeout_s: float | None = None) -> str | None:
+        """A document's whole text (its parts in order), or None when it does not exist.
+
+        Read by the retain-cursor recovery (ADR-066): the live document of a session holds the
+        projection of every turn delivered for it.
+        """
+        from .local_write import document_text
+
+        with self._read("document_text", timeout_s) as conn:
+            return document_text(conn, bank_id, document_id)
+
     def delete_document(self, bank_id: str, document_id: str) -> int:
         """Remove a document and all its units; returns how many units were deleted."""
         with self._write("delete_document") as conn:

@@ -62,11 +62,13 @@ class CursorError(Exception):
 
 
 class CursorCorruptError(CursorError):
-    """The store file is not valid JSON (or is a version we do not know).
+    """The store file is not a cursor store: not JSON, not an object with a ``sessions``
+    object, or a version we do not know.
 
-    Retain is skipped while the file is corrupt (§6.1 step 4); ``/hindsight:doctor --fix``
-    moves it aside with :meth:`CursorStore.quarantine_corrupt`. The message names the file and
-    the position, never its content.
+    It is never overwritten: ``agent_end`` moves it aside with
+    :meth:`CursorStore.recover_from_corrupt` and resumes from what the queue and the memory
+    store prove was retained (ADR-066). The message names the file and the position or shape,
+    never its content.
     """
 
     def __init__(self, path: Path, reason: str) -> None:
@@ -254,6 +256,10 @@ class CursorStoreSnapshot:
     sessions: Mapping[str, CursorEntry]
     warnings: tuple[str, ...] = ()
     version: int = STORE_VERSION
+    recovered_from: str | None = None
+    """Set once an unreadable store was moved aside (the name it was given): a session missing
+    from this store may have been in the lost one, so its position is rebuilt from evidence
+    (``cursor_recovery``) instead of retaining its whole transcript again (ADR-066)."""
 
 
 # --------------------------------------------------------------------------- filter_new
@@ -628,11 +634,22 @@ def _position(data: bytes, offset: int) -> str:
     return f"line {line}, column {column}"
 
 
+def _shape(doc: Any) -> str:
+    if isinstance(doc, list):
+        return "a JSON array"
+    if isinstance(doc, str):
+        return "a JSON string"
+    if doc is None:
+        return "JSON null"
+    return f"a JSON {type(doc).__name__}"
+
+
 def parse_store(data: bytes, path: Path) -> CursorStoreSnapshot:
     """Parse the bytes of a store file per the §6.2 reading table.
 
-    Raises :class:`CursorCorruptError` for bytes that are not JSON (or a future version);
-    JSON that is not an object is an empty store.
+    Raises :class:`CursorCorruptError` for bytes that are not JSON, for JSON of the wrong shape
+    (not an object, or no ``sessions`` object: nothing we write looks like that, so reading it
+    as empty would silently re-retain every session, ADR-066) and for a future version.
     """
     try:
         doc = orjson.loads(data)
@@ -649,15 +666,15 @@ def parse_store(data: bytes, path: Path) -> CursorStoreSnapshot:
             where = f"line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "?"
             raise CursorCorruptError(path, f"invalid JSON at {where}") from None
     if not isinstance(doc, dict):
-        return CursorStoreSnapshot({})
+        raise CursorCorruptError(path, f"{_shape(doc)}, not a cursor store object")
     version = doc.get("version")
     if version is not None and (not _is_int(version) or not 1 <= version <= STORE_VERSION):
         raise CursorCorruptError(path, "unsupported version")
     raw_sessions = doc.get("sessions")
-    if raw_sessions is None:
-        return CursorStoreSnapshot({})
     if not isinstance(raw_sessions, dict):
-        return CursorStoreSnapshot({}, ("retain cursor store has no sessions object; starting empty",))
+        what = "no sessions object" if raw_sessions is None else f"sessions is {_shape(raw_sessions)}"
+        raise CursorCorruptError(path, f"{what}, not a cursor store")
+    recovered = doc.get("recovered_from")
     sessions: dict[str, CursorEntry] = {}
     warnings: list[str] = []
     for sid, raw in raw_sessions.items():
@@ -666,12 +683,19 @@ def parse_store(data: bytes, path: Path) -> CursorStoreSnapshot:
             warnings.append(warning)
         if entry is not None:
             sessions[sid] = entry
-    return CursorStoreSnapshot(sessions, tuple(warnings))
+    return CursorStoreSnapshot(
+        sessions, tuple(warnings), recovered_from=recovered if isinstance(recovered, str) else None
+    )
 
 
-def dump_store(sessions: Mapping[str, CursorEntry]) -> bytes:
+def dump_store(sessions: Mapping[str, CursorEntry], recovered_from: str | None = None) -> bytes:
     """Canonical JSON of a v3 store (compact, keys in order, ``None`` omitted)."""
-    doc = {"version": STORE_VERSION, "sessions": {sid: entry.to_json() for sid, entry in sessions.items()}}
+    doc: dict[str, Any] = {
+        "version": STORE_VERSION,
+        "sessions": {sid: entry.to_json() for sid, entry in sessions.items()},
+    }
+    if recovered_from is not None:
+        doc["recovered_from"] = recovered_from
     try:
         return orjson.dumps(doc)
     except TypeError:
@@ -719,12 +743,26 @@ class CursorStore:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return CursorStoreSnapshot({})
+            return CursorStoreSnapshot({}, recovered_from=self._moved_aside())
         snapshot = parse_store(data, self.path)
         for warning in snapshot.warnings:
             if warning not in self.warnings:
                 self.warnings.append(warning)
         return snapshot
+
+    def _moved_aside(self) -> str | None:
+        """The newest ``<store>.corrupt-*`` beside a missing store, if any.
+
+        We never delete the store, so a missing store next to a quarantined one was moved aside
+        (by ``/hindsight:doctor --fix``, or by a process that died before writing the fresh
+        store): the sessions it held are recovered from evidence, not retained again.
+        """
+        prefix = self.path.name + ".corrupt-"
+        try:
+            names = [e.name for e in os.scandir(self.path.parent) if e.name.startswith(prefix)]
+        except OSError:
+            return None
+        return max(names, default=None)
 
     def read(self) -> CursorStoreSnapshot:
         """The whole store (no lock needed: the file is only ever replaced atomically)."""
@@ -757,16 +795,54 @@ class CursorStore:
         except filelock.Timeout:
             raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
         try:
-            sessions = dict(self._load().sessions)
+            snapshot = self._load()
+            sessions = dict(snapshot.sessions)
             updated_at = iso_ms(self._clock())
             new = advance(sessions.get(sid), msgs, through, updated_at=updated_at, memo=memo)
             if new is None:
                 return
             sessions[sid] = new
             cap_sessions(sessions, keep=sid)
-            atomic_write_bytes(self.path, dump_store(sessions))
+            atomic_write_bytes(self.path, dump_store(sessions, snapshot.recovered_from))
         finally:
             lock.release()
+
+    def recover_from_corrupt(self) -> tuple[Path, str] | None:
+        """Move an unreadable store aside and start a fresh one that remembers it (ADR-066).
+
+        Under the lock: if the store still cannot be read, it is renamed to
+        ``<store>.corrupt-<ms>`` (never deleted, never overwritten) and an empty store marked
+        ``recovered_from`` takes its place, so every session missing from it is rebuilt from
+        evidence. Returns the new path and the reason, or ``None`` when the store was readable
+        (another process recovered it first).
+        """
+        ensure_private_dir(self.path.parent)
+        lock = self._lock()
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
+        try:
+            try:
+                self._load()
+                return None
+            except CursorCorruptError as exc:
+                reason = exc.reason
+            target = self._aside_path()
+            os.replace(self.path, target)
+            atomic_write_bytes(self.path, dump_store({}, target.name))
+            return target, reason
+        finally:
+            lock.release()
+
+    def _aside_path(self) -> Path:
+        stamp = self._clock()
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        n = 1
+        while target.exists():
+            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+            n += 1
+        return target
 
     def quarantine_corrupt(self) -> Path | None:
         """Move an unreadable store aside (for ``/hindsight:doctor --fix``); None if it was fine.
@@ -785,7 +861,7 @@ class CursorStore:
                 self._load()
                 return None
             except CursorCorruptError:
-                target = self.path.with_name(f"{self.path.name}.corrupt-{self._clock()}")
+                target = self._aside_path()
                 os.replace(self.path, target)
                 return target
         finally:

@@ -196,7 +196,7 @@ def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
         return Check(
             "cursor",
             "fail",
-            f"{path} is corrupt ({exc.reason}); automatic retain is paused",
+            f"{path} is corrupt ({exc.reason}); the next automatic retain moves it aside and resumes (ADR-066)",
             "run /hindsight:doctor --fix (the file is kept as .corrupt-<ts>)",
         )
     except Exception as exc:

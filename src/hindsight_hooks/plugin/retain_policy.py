@@ -34,6 +34,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
         return
     assert rt.meta is not None
     from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
+    from .cursor_recovery import heal_store, session_cursor
     from .projection import project as project_messages
     from .projection import projection_json
 
@@ -47,7 +48,12 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
 
     if not eff.retain or opt_out:
         try:
-            cursors.advance(sid, msgs, len(msgs) - 1, memo=memo)
+            try:
+                cursors.advance(sid, msgs, len(msgs) - 1, memo=memo)
+            except CursorCorruptError:
+                if not heal_store(rt, cursors):  # moved aside, never overwritten (ADR-066)
+                    return
+                cursors.advance(sid, msgs, len(msgs) - 1, memo=memo)
         except Exception as exc:
             rt.set_activity("retain-failed")
             rt.warn_once("cursor", f"cursor update failed: {redact_error(exc)}")
@@ -61,15 +67,8 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
             rt.info(f"automatic retain skipped for this run ({why})")
         return
 
-    try:
-        state = cursors.get(sid)
-    except CursorCorruptError as exc:
-        rt.set_activity("retain-failed")
-        rt.warn_once("cursor", f"{redact_error(exc)}; automatic retain paused until /hindsight:doctor --fix")
-        return
-    except Exception as exc:
-        rt.set_activity("retain-failed")
-        rt.warn_once("cursor", f"could not read the retain cursor: {redact_error(exc)}")
+    ok, state = session_cursor(rt, cursors, sid, msgs, memo)  # a lost store is recovered (ADR-066)
+    if not ok:
         return
 
     delta = filter_new_messages(msgs, state, memo=memo)
