@@ -419,3 +419,19 @@ def test_retain_then_recall_through_mcp_on_the_real_hindsight_server(
     assert "memory_edit" not in names and "hindsight_retain" in names
     assert not stored.is_error and details_of(stored)["delivered"] is True
     assert not found.is_error and fact in text_of(found)
+
+
+def test_without_the_mcp_extra_the_command_says_what_to_install(tmp_path: Path) -> None:
+    """A Python where the SDK cannot be imported (as without ``[mcp]``): one line naming the extra."""
+    code = "import sys; sys.modules['mcp'] = None; from hindsight_hooks.cli import main; sys.exit(main(['mcp']))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip() == "hindsight-hooks mcp needs the MCP SDK: pip install 'hindsight-hooks[mcp]'"
