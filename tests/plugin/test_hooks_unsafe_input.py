@@ -8,14 +8,26 @@ the host, and the odd part is stored as U+FFFD or as a clear "omitted" marker.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hindsight_hooks.hooks import Message, RecordingUI
 from hindsight_hooks.sanitize import TOO_DEEP
 
-from .hostkit import Project, assistant, exchange, injected_block, isolated, local_project, markers, user
+from .hostkit import (
+    Project,
+    StubHindsight,
+    assistant,
+    exchange,
+    injected_block,
+    isolated,
+    local_project,
+    markers,
+    stub_hindsight,
+    user,
+)
 
-__all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
+__all__ = ["isolated", "local_project", "stub_hindsight"]  # fixtures, re-exported for pytest
 
 
 def _nested(depth: int, leaf: Any = "leaf") -> Any:
@@ -98,3 +110,30 @@ def test_deep_tool_arguments_are_refused_not_raised(local_project: Project) -> N
         )
     assert result.is_error and "invalid arguments" in result.text
     assert nested_meta.is_error and "invalid arguments" in nested_meta.text
+
+
+def test_recalled_text_with_lone_surrogates_reaches_the_host_encodable(
+    tmp_path: Path, isolated: Path, stub_hindsight: StubHindsight
+) -> None:
+    """A server's JSON may decode to lone surrogates: the block, the tool text and the snapshot
+    carry U+FFFD instead, so the host can send them to its model and the snapshot is written."""
+    stub_hindsight.memories = [{"text": "server memory \ud800 about the parser"}]
+    config: dict[str, Any] = {
+        "backend": "hindsight",
+        "hindsight": {"base_url": stub_hindsight.url, "timeout_ms": 10000},
+        "banks": {"project": {"bank_id": "hh-stub-bank"}},
+        "recall": {"store_last_recall": True},
+        "retain": {"enabled": False},
+        "mental_models": {"enabled": False},
+        "notifications": {"startup": False},
+    }
+    project = Project(tmp_path / "repo", config)
+    ui = RecordingUI()
+    with project.host(ui=ui) as host:
+        block = injected_block(host.context([user("what about the parser", 1)]))
+        found = host.call_tool("hindsight_recall", {"query": "parser"})
+    assert block is not None
+    for text in (str(block["content"]), found.text, (project.state / "last-recall.json").read_text(encoding="utf-8")):
+        assert "server memory \ufffd about the parser" in text
+        text.encode("utf-8")
+    assert ui.notices == []

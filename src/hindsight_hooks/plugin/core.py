@@ -52,7 +52,8 @@ class HindsightPlugin:
             runtime = runtime_for(ctx)
             if runtime.closed:  # after shutdown: the session has ended, nothing to recall into
                 return None
-            return run_context(runtime, sanitize_if_needed(messages))
+            safe = sanitize_if_needed(messages)
+            return _encodable_additions(safe, run_context(runtime, safe))
         except Exception as exc:
             rt = registry.get(ctx)
             if rt is not None:
@@ -100,6 +101,17 @@ class HindsightPlugin:
         from .tools import build_tools
 
         return build_tools(runtime_for)
+
+
+def _encodable_additions(given: list[Message], result: list[Message] | None) -> list[Message] | None:
+    """``result`` with the messages it adds (the memory block) made encodable: recalled text
+    from a server may carry lone surrogates, which the host could not send to its model."""
+    if result is None:
+        return None
+    from ..sanitize import sanitize
+
+    ours = {id(m) for m in given}
+    return [m if id(m) in ours else sanitize(m) for m in result]
 
 
 def _session_start(ctx: HostContext) -> None:

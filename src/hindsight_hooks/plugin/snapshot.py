@@ -17,6 +17,7 @@ from typing import Any
 from ..backends.base import MemoryHit
 from ..fsutil import atomic_write_text, ensure_private_dir
 from ..governance.redact import redact_value
+from ..sanitize import sanitize
 from .render import BankBlock, render_bank_section, renderable_hits
 
 _FAILURE_KEYS = ("bank_id", "query", "error", "kind", "tag_groups")
@@ -112,7 +113,9 @@ def write_snapshot(
     if not should_write(rendered, len(failures), store_failures):
         return False
     doc = build_snapshot(created_at=created_at, blocks=blocks, failures=failures, rendered=rendered, top_k=top_k)
-    text = json.dumps(doc, ensure_ascii=False, indent=2, default=str) + "\n"
+    # A server may hand back text with lone surrogates (a JSON "\ud800" escape decodes to one):
+    # UTF-8 cannot hold them, so they become U+FFFD rather than fail the write.
+    text = json.dumps(sanitize(doc), ensure_ascii=False, indent=2, default=str) + "\n"
     path = Path(path)
     ensure_private_dir(path.parent)
     atomic_write_text(path, text)

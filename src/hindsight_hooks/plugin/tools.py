@@ -88,11 +88,22 @@ def _guard(
             return _after_shutdown(fn)
         if ctx.signal.is_set():
             return ToolResult.error("request aborted", "aborted")
-        return fn(rt, params)
+        return _encodable(fn(rt, params))
     except BackendError as exc:
         return ToolResult.error(redact_error(exc), exc.kind)
     except Exception as exc:
         return ToolResult.error(redact_error(exc), "internal")
+
+
+def _encodable(result: ToolResult) -> ToolResult:
+    """The result with lone surrogates (recalled text from a server may carry them) replaced,
+    so the host can send it to its model; the same object when there are none."""
+    from ..sanitize import sanitize
+
+    content, details = sanitize(result.content), sanitize(result.details)
+    if content is result.content and details is result.details:
+        return result
+    return ToolResult(content=content, details=details)
 
 
 def _after_shutdown(fn: Callable[[SessionRuntime, Any], ToolResult]) -> ToolResult:
