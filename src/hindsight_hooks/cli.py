@@ -35,7 +35,7 @@ AddArgs = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
 #: Modules that call :func:`register` on import. Imported lazily by :func:`build_parser`.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("hindsight_hooks.cli_commands", "hindsight_hooks.cli_mcp")
+SUBCOMMAND_MODULES: tuple[str, ...] = ("hindsight_hooks.cli_commands", "hindsight_hooks.cli_mcp", "hindsight_hooks.cli_hosts")
 
 
 @dataclass(frozen=True)
