@@ -26,7 +26,10 @@ adapter does:
 Writing an adapter: implement :class:`HostAdapter` and add it to :data:`ADAPTERS` (module path
 and attribute, imported only when that host's hook runs). In ``handle`` use :class:`HookRun`:
 ``run.host()`` (a short-lived public ``Host`` for this session), ``run.recall_block(messages)``,
-``run.retain(messages)``, ``run.deliver_later()``; see :mod:`.claude_code` for the pattern.
+``run.retain(messages)``, ``run.deliver_later()``; see :mod:`.claude_code` for the pattern. The
+same adapter code runs in a fresh hook process (:func:`run_process`) and in the warm helper
+(:mod:`.helper`), which differ only in where the ``Host`` comes from (:class:`HostSource`) and
+how delivery is started.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .hookstate import HookSessionState, state_file
 
 if TYPE_CHECKING:
-    from ..hooks import Host, Message, RecordingUI
+    from ..hooks import UI, Host, Message, RecordingUI
 
 DEADLINE_ENV = "HINDSIGHT_HOOK_DEADLINE_MS"
 OFFLINE_COOLDOWN_S = 30.0
@@ -115,15 +118,44 @@ def load_adapter(host: str) -> HostAdapter | None:
 # --------------------------------------------------------------------------- one run
 
 
+class HostSource(Protocol):
+    """Where a hook gets its public ``Host`` from: a new one per process (:class:`FreshHosts`), or
+    the warm helper's cached one for the session (``helper.SessionHosts``)."""
+
+    def acquire(self, hook: HookEvent, ui: UI) -> Host: ...
+
+    def release(self, hook: HookEvent) -> None: ...
+
+
+class FreshHosts:
+    """One new short-lived ``Host`` per hook process (the process ends right after the answer)."""
+
+    def acquire(self, hook: HookEvent, ui: UI) -> Host:
+        from ..hooks import Host
+
+        return Host(hook.cwd, session_file=hook.transcript, host_name=hook.host, ui=ui, short_lived=True)
+
+    def release(self, hook: HookEvent) -> None:
+        return None
+
+
+def spawn_worker(hook: HookEvent) -> bool:
+    """The default delivery: a detached worker process (see :mod:`.worker`)."""
+    from .worker import spawn
+
+    return spawn(hook.cwd, hook.host, hook.transcript, hook.session_key)
+
+
 @dataclass
 class HookRun:
-    """The tools one hook process gives its adapter (built after stdin was read)."""
+    """The tools one hook call gives its adapter (built after stdin was read)."""
 
     hook: HookEvent
     state: HookSessionState | None
+    hosts: HostSource = field(default_factory=FreshHosts)
+    deliver: Callable[[HookEvent], bool] = spawn_worker
     _host: Host | None = None
     _ui: RecordingUI | None = None
-    spawned: list[str] = field(default_factory=list)
 
     @property
     def ui(self) -> RecordingUI:
@@ -134,18 +166,21 @@ class HookRun:
         return self._ui
 
     def host(self) -> Host:
-        """The public ``Host`` for this session, loading every ``agent_hooks`` plugin, short-lived."""
+        """The public ``Host`` for this session (every ``agent_hooks`` plugin, short-lived)."""
         if self._host is None:
-            from ..hooks import Host
-
-            self._host = Host(
-                self.hook.cwd,
-                session_file=self.hook.transcript,
-                host_name=self.hook.host,
-                ui=self.ui,
-                short_lived=True,
-            )
+            self._host = self.hosts.acquire(self.hook, self.ui)
         return self._host
+
+    def abort(self) -> None:
+        """Ask in-flight plugin work to stop (the deadline fired); safe from any thread."""
+        host = self._host
+        if host is not None:
+            host.abort()
+
+    def close(self) -> None:
+        if self._host is not None:
+            self._host = None
+            self.hosts.release(self.hook)
 
     def recall_block(self, messages: list[Message]) -> str:
         """The memory text the plugins add before the last user message (``""`` for none).
@@ -174,15 +209,15 @@ class HookRun:
         queues it durably and returns (short-lived); :meth:`deliver_later` sends it."""
         self.host().agent_end(messages)
 
-    def deliver_later(self) -> None:
-        """Deliver queued memory in a detached worker (``start`` + ``shutdown``), never waiting."""
-        from .worker import spawn
-
-        if spawn(self.hook.cwd, self.hook.host, self.hook.transcript, self.hook.session_key):
-            self.spawned.append("worker")
+    def deliver_later(self) -> bool:
+        """Deliver queued memory without waiting for it (a detached worker, or the helper's thread)."""
+        try:
+            return self.deliver(self.hook)
+        except Exception:
+            return False
 
     def problems(self) -> list[str]:
-        """Warnings and errors the plugins reported in this process, in order."""
+        """Warnings and errors the plugins reported during this call, in order."""
         if self._ui is None:
             return []
         return [text for level, text in self._ui.notices if level in ("warning", "error")]
@@ -191,7 +226,7 @@ class HookRun:
 # --------------------------------------------------------------------------- answering
 
 
-class _Answer:
+class Answer:
     """Writes the one answer to the saved stdout, exactly once, from whichever thread is first."""
 
     def __init__(self, write: Callable[[bytes], None]) -> None:
@@ -250,22 +285,28 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-class _Holder:
-    """What the watchdog may need from the main thread, filled in as it becomes known."""
+class Holder:
+    """What the deadline handler may need from the answering thread, filled in as it is known."""
 
     def __init__(self) -> None:
         self.state: HookSessionState | None = None
+        self.run: HookRun | None = None
 
 
 def answer_event(
-    adapter: HostAdapter, event: str, raw: bytes, holder: _Holder | None = None
+    adapter: HostAdapter,
+    event: str,
+    raw: bytes,
+    holder: Holder | None = None,
+    *,
+    hosts: HostSource | None = None,
+    deliver: Callable[[HookEvent], bool] = spawn_worker,
 ) -> dict[str, Any]:
     """The answer for one event (never raises): the adapter's, or its empty one plus a notice."""
-    holder = holder if holder is not None else _Holder()
+    holder = holder if holder is not None else Holder()
     payload = _parse(raw)
     if payload is None:
-        where = Path.cwd()
-        holder.state = _state_for(adapter.name, where, "no-session")
+        holder.state = _state_for(adapter.name, Path.cwd(), "no-session")
         told = once_per_session(holder.state, [f"the {event} hook got input that is not a JSON object; memory skipped"])
         return adapter.with_notices(event, adapter.empty_answer(event), told) if told else adapter.empty_answer(event)
     notices: list[str] = []
@@ -275,15 +316,42 @@ def answer_event(
         holder.state = _state_for(adapter.name, hook.cwd, hook.session_key or str(hook.transcript or "no-session"))
         if holder.state is not None:
             notices.extend(holder.state.take_pending())
-        run = HookRun(hook, holder.state)
+        run = HookRun(hook, holder.state, hosts if hosts is not None else FreshHosts(), deliver)
+        holder.run = run
         answer = adapter.handle(hook, run)
     except Exception as exc:
         answer = adapter.empty_answer(event)
         notices.append(f"the {event} hook failed ({type(exc).__name__}); memory skipped this time")
+    finally:
+        if run is not None:
+            run.close()
     if run is not None:
         notices = [*notices, *run.problems()]
     told = once_per_session(holder.state, notices)
     return adapter.with_notices(event, answer, told) if told else answer
+
+
+def deadline_answer(adapter: HostAdapter, event: str, holder: Holder, deadline_s: float) -> dict[str, Any]:
+    """The answer when the deadline fired: empty, with a once-per-session notice; also aborts
+    in-flight work and starts the outage cooldown (never raises)."""
+    empty = adapter.empty_answer(event)
+    try:
+        run = holder.run
+        if run is not None:
+            run.abort()
+        state = holder.state
+        if state is not None:
+            state.mark_offline(OFFLINE_COOLDOWN_S)
+        told = once_per_session(
+            state,
+            [
+                f"the {event} hook gave up after its {deadline_s:g} s limit (memory server slow or "
+                f"unreachable?); memory is skipped for {OFFLINE_COOLDOWN_S:g} s"
+            ],
+        )
+        return adapter.with_notices(event, empty, told) if told else empty
+    except BaseException:
+        return empty
 
 
 def _state_for(host: str, cwd: Path, key: str) -> HookSessionState | None:
@@ -296,8 +364,10 @@ def _state_for(host: str, cwd: Path, key: str) -> HookSessionState | None:
 # --------------------------------------------------------------------------- the process
 
 
-def run_process(host: str, event: str, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
-    """Be the hook process: answer once on stdout, exit 0 (``os._exit``: no thread can hold us)."""
+def run_process(host: str, event: str, stdin_fd: int = 0, stdout_fd: int = 1, raw: bytes | None = None) -> None:
+    """Be the hook process: answer once on stdout, exit 0 (``os._exit``: no thread can hold us).
+
+    ``raw`` is the event when the caller has read stdin already (the helper client)."""
     try:
         out = os.dup(stdout_fd)
         os.dup2(2, stdout_fd)  # stray output of anything in this process goes to stderr
@@ -310,7 +380,7 @@ def run_process(host: str, event: str, stdin_fd: int = 0, stdout_fd: int = 1) ->
         while view:
             view = view[os.write(out, view) :]
 
-    answer = _Answer(write)
+    answer = Answer(write)
     adapter: HostAdapter | None
     try:
         adapter = load_adapter(host)
@@ -320,11 +390,10 @@ def run_process(host: str, event: str, stdin_fd: int = 0, stdout_fd: int = 1) ->
         print(f"hindsight-hooks hook: unknown host {host!r}; known: {', '.join(ADAPTERS)}", file=sys.stderr)
         answer.give({})
         os._exit(0)
-    holder = _Holder()
+    holder = Holder()
     _start_watchdog(adapter, event, answer, holder, deadline_of(adapter, event))
     try:
-        raw = _read_all(stdin_fd)
-        result = answer_event(adapter, event, raw, holder)
+        result = answer_event(adapter, event, raw if raw is not None else _read_all(stdin_fd), holder)
     except BaseException:
         result = adapter.empty_answer(event)
     answer.give(result)
@@ -340,24 +409,10 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def _start_watchdog(adapter: HostAdapter, event: str, answer: _Answer, holder: _Holder, deadline_s: float) -> None:
+def _start_watchdog(adapter: HostAdapter, event: str, answer: Answer, holder: Holder, deadline_s: float) -> None:
     def fire() -> None:
         if not answer.given:
-            empty = adapter.empty_answer(event)
-            try:
-                state = holder.state
-                if state is not None:
-                    state.mark_offline(OFFLINE_COOLDOWN_S)
-                told = once_per_session(
-                    state,
-                    [
-                        f"the {event} hook gave up after its {deadline_s:g} s limit (memory server slow or "
-                        f"unreachable?); memory is skipped for {OFFLINE_COOLDOWN_S:g} s"
-                    ],
-                )
-                answer.give(adapter.with_notices(event, empty, told) if told else empty)
-            except BaseException:
-                answer.give(empty)
+            answer.give(deadline_answer(adapter, event, holder, deadline_s))
         os._exit(0)
 
     timer = threading.Timer(deadline_s, fire)

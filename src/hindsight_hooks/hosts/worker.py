@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 LIMIT_S = 120.0
@@ -76,7 +77,15 @@ def deliver(cwd: Path, host: str, session_file: Path | None) -> list[str]:
     return [text for level, text in ui.notices if level in ("warning", "error")]
 
 
-def run(cwd: Path, host: str, session_file: Path | None, session_key: str | None) -> int:
+def run(
+    cwd: Path,
+    host: str,
+    session_file: Path | None,
+    session_key: str | None,
+    deliver_once: Callable[[Path, str, Path | None], list[str]] = deliver,
+) -> int:
+    """Deliver for one project, single-flight across processes and threads (a file lock); the
+    warm helper passes its own ``deliver_once`` (a cached Host per session), the process its own."""
     from ..fsutil import ensure_private_dir
 
     folder = _state_dir(cwd)
@@ -99,7 +108,7 @@ def run(cwd: Path, host: str, session_file: Path | None, session_key: str | None
             try:
                 with contextlib.suppress(OSError):
                     again.unlink()
-                problems.extend(deliver(cwd, host, session_file))
+                problems.extend(deliver_once(cwd, host, session_file))
             finally:
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             # checked after unlocking: a worker that found the lock taken just before has left
