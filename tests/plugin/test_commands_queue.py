@@ -218,8 +218,9 @@ def test_recall_cleanup_scans_and_prunes_only_an_idle_file(kit: Kit) -> None:
     host = kit.host()
     scan = host.command("/hindsight:recall-cleanup")
     assert scan.level == "warning"
-    assert scan.text == f"{active}: 2 persisted recall block(s); lines: 3, 6"
-    assert scan.data == {"path": str(active), "count": 2, "lines": [3, 6]}
+    # "d" quotes the block inside a user message: counted as quoted (ADR-065), cut when pruned.
+    assert scan.text == f"{active}: 3 persisted recall block(s) (1 quoted inside other messages); lines: 3, 5, 6"
+    assert scan.data == {"path": str(active), "count": 3, "lines": [3, 5, 6], "injected": [3, 6], "quoted": [5]}
     for line in ("/hindsight:recall-cleanup --prune", f"/hindsight:recall-cleanup {active} --prune"):
         refused = host.command(line)
         assert refused.level == "warning" and "refusing to prune the active session file" in refused.text
@@ -228,7 +229,7 @@ def test_recall_cleanup_scans_and_prunes_only_an_idle_file(kit: Kit) -> None:
     idle = kit.tmp / "sessions" / "old.jsonl"
     write_session(idle)
     pruned = host.command(f"/hindsight:recall-cleanup {idle} --prune")
-    assert pruned.level == "info" and pruned.data is not None and pruned.data["pruned"] == 2
+    assert pruned.level == "info" and pruned.data is not None and (pruned.data["pruned"], pruned.data["cut"]) == (2, 1)
     backup = Path(pruned.data["backup"])
     assert backup.name.startswith("old.jsonl.hindsight-recall-prune.") and backup.read_bytes() == original
     kept = idle.read_text(encoding="utf-8")
@@ -236,6 +237,7 @@ def test_recall_cleanup_scans_and_prunes_only_an_idle_file(kit: Kit) -> None:
     entries = {e["id"]: e for e in (json.loads(x) for x in kept.splitlines()[:-1])}
     assert set(entries) == {"s1", "a", "c", "d", "f"}
     assert entries["c"]["parentId"] == "a" and entries["f"]["parentId"] == "d"  # re-parented
+    assert entries["d"]["message"]["content"] == "I pasted "  # the quoted block is cut, the message stays
     rescan = host.command(f"/hindsight:recall-cleanup {idle}")
     assert (rescan.level, rescan.text) == ("info", f"{idle}: 0 persisted recall block(s); lines: none")
     nothing = host.command(f"/hindsight:recall-cleanup {idle} --prune")
@@ -255,8 +257,10 @@ def test_recall_cleanup_arguments_and_missing_files(local_kit: Kit) -> None:
     write_session(rel)
     assert host.command("/hindsight:recall-cleanup rel.jsonl").data == {
         "path": str(Path(os.path.realpath(rel))),
-        "count": 2,
-        "lines": [3, 6],
+        "count": 3,
+        "lines": [3, 5, 6],
+        "injected": [3, 6],
+        "quoted": [5],
     }
 
 

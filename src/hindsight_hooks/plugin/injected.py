@@ -20,11 +20,31 @@ INJECTED_CUSTOM_TYPE = "hindsight-recall"
 
 _OPENERS = ("<hindsight-memory>", "<hindsight_memories>")
 _OPENING = re.compile(r"\s*<(?:hindsight-memory|hindsight_memories)>")
-# A complete block whose body holds no other opening tag of the same name: the same tag name
-# must close it (``\1``). Non-greedy, so two blocks in one text are removed separately and the
-# text between them survives; nested blocks go from the inside out over repeated passes. (Any
-# complete block contains such an innermost one, so at the fixed point none is left.)
-_BLOCK = re.compile(r"<(hindsight-memory|hindsight_memories)>(?:(?!<\1>).)*?</\1>", re.DOTALL)
+
+
+def _block_pattern(lt: str, gt: str) -> re.Pattern[str]:
+    """A complete block whose body holds no other opening tag of the same name, the brackets
+    spelled ``lt``/``gt``: the same tag name must close it (``\\1``). Non-greedy, so two blocks
+    in one text are removed separately and the text between them survives; nested blocks go
+    from the inside out over repeated passes. (Any complete block contains such an innermost
+    one, so at the fixed point none is left.)"""
+    return re.compile(
+        lt + r"(hindsight-memory|hindsight_memories)" + gt + r"(?:(?!" + lt + r"\1" + gt + r").)*?" + lt + r"/\1" + gt,
+        re.DOTALL,
+    )
+
+
+# Our block as we render it, and as a host that HTML-escapes what it shows writes it back
+# (``&lt;hindsight-memory&gt;``, Gemini CLI does). Open and close must use the same spelling:
+# inside a raw block, recalled text's neutralised ``&lt;/hindsight-memory>`` (§5.7) is content,
+# never a close, so an early cut cannot leave the block's remainder behind.
+_BLOCKS = (
+    _block_pattern("<", ">"),
+    _block_pattern(r"&lt;", r"&gt;"),
+    _block_pattern(r"&#0*60;", r"&#0*62;"),
+    _block_pattern(r"&#[xX]0*3[cC];", r"&#[xX]0*3[eE];"),
+)
+_BLOCK_HINTS = ("<hindsight", "&lt;hindsight", "&#")
 
 
 def _leading_text(content: Any) -> str | None:
@@ -64,22 +84,29 @@ def drop_injected(msgs: Iterable[Message]) -> list[Message]:
 
 def strip_injected_blocks(text: str) -> str:
     """Remove complete ``<hindsight-memory>…</hindsight-memory>`` and
-    ``<hindsight_memories>…</hindsight_memories>`` blocks from free text.
+    ``<hindsight_memories>…</hindsight_memories>`` blocks from free text, raw or HTML-escaped.
 
-    Used by the explicit retain tool, whose content the model writes and may paste recalled
-    memory into. An unclosed tag is left alone (it is not a block we produced, and cutting to
-    the end of the text could drop real content). Nothing else in the text changes, so text
-    without a block comes back identical; callers decide whether what is left is empty.
+    Used wherever text that may quote our block is kept: every retained message (ADR-065) and
+    the explicit retain tool, whose content the model writes. An unclosed tag is left alone (it
+    is not a block we produced, and cutting to the end of the text could drop real content;
+    the lines of a quoted block are handled by :mod:`.echo_guard`). Nothing else in the text
+    changes, so text without a block comes back identical.
     """
-    if "<hindsight" not in text:
+    if not any(hint in text for hint in _BLOCK_HINTS):
         return text
     previous = None
     # Repeat until stable: nested blocks come out from the inside, and a tag split around a
     # block (``<hindsight-<block>memory>``) that reassembles once the block is gone is caught.
     while previous != text:
         previous = text
-        text = _BLOCK.sub("", text)
+        for block in _BLOCKS:
+            text = block.sub("", text)
     return text
 
 
-__all__ = ["INJECTED_CUSTOM_TYPE", "drop_injected", "is_injected", "strip_injected_blocks"]
+def has_block(text: str) -> bool:
+    """Whether ``text`` holds a complete block of ours, raw or HTML-escaped (a quoted echo)."""
+    return any(hint in text for hint in _BLOCK_HINTS) and any(block.search(text) for block in _BLOCKS)
+
+
+__all__ = ["INJECTED_CUSTOM_TYPE", "drop_injected", "has_block", "is_injected", "strip_injected_blocks"]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ..config_model import RetainConfig
 from ..hooks.messages import Message, message_text
 from ..timing import now_ms as _now_ms
+from .echo_guard import scrub_value
 from .injected import is_injected
 
 ToolResultPolicy = Literal["errors-only", "summary", "content"]
@@ -227,6 +228,34 @@ def _other(msg: Message, now: int) -> dict[str, Any]:
     return out
 
 
+def _blank_part(part: Any) -> bool:
+    if not isinstance(part, dict):
+        return False
+    kind = part.get("type")
+    if kind == "text":
+        return not _is_text(part.get("text"))
+    if kind == "thinking":
+        return not _is_text(part.get("thinking"))
+    return False
+
+
+def _without_echo(projected: dict[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
+    """``projected`` with recalled memory quoted back taken out of every string (ADR-065);
+    ``None`` when nothing of the message is left."""
+    out: dict[str, Any] = scrub_value(projected, known)
+    if out == projected:
+        return projected
+    content = out.get("content")
+    if isinstance(content, str):
+        return out if content.strip() else None
+    if isinstance(content, list):
+        parts = [p for p in content if not _blank_part(p)]
+        if not parts:
+            return None
+        out["content"] = parts
+    return out
+
+
 def project(
     delta: Iterable[Message],
     cfg: RetainConfig,
@@ -234,13 +263,17 @@ def project(
     now_ms: int | None = None,
     tool_result_policy: ToolResultPolicy | None = None,
     summary_max_chars: int = 500,
+    injected_lines: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Project ``delta`` per §6.3; messages left empty are dropped.
 
     ``tool_result_policy`` (the import path, §12) replaces ``retain.content.tool_result``:
     ``errors-only`` keeps only failed results, ``summary`` cuts successful ones to
     ``summary_max_chars`` + ``…``, ``content`` keeps them; failed results are always kept.
-    Injected recall blocks are dropped here too, as a second line of defence against echo.
+    Injected recall blocks are dropped here too, as a second line of defence against echo,
+    and so is our block quoted inside any message, whatever its role: complete blocks (raw or
+    HTML-escaped), the block's fixed lines, and lines whose hash is in ``injected_lines`` (the
+    session's record of what it injected, :mod:`.echo_guard`, ADR-065).
     """
     now = _now_ms() if now_ms is None else now_ms
     rules = _Rules(cfg, tool_result_policy, summary_max_chars)
@@ -262,7 +295,9 @@ def project(
             continue
         for key in rules.strip:  # strip.message, then strip.top_level
             projected.pop(key, None)
-        out.append(projected)
+        projected = _without_echo(projected, injected_lines)
+        if projected is not None:
+            out.append(projected)
     return out
 
 

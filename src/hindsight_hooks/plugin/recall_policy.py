@@ -19,6 +19,7 @@ from ..governance import identity as ident
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
+from .echo_guard import note_injected
 from .injected import is_injected
 from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
@@ -96,7 +97,10 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
         hit = None
     if hit is not None:
         rt.set_activity(f"recalled:{hit.count}")
-        return inject(messages, hit.render, hit.timestamp_ms, rc.injection_position) if hit.render else None
+        if not hit.render:
+            return None
+        note_injected(rt, hit.render)  # the cache is shared: this session may not have seen it yet
+        return inject(messages, hit.render, hit.timestamp_ms, rc.injection_position)
 
     backend = rt.backend()
     if backend is None:
@@ -140,6 +144,7 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
         _snapshot(rt, blocks, failures, render)
     if not render:
         return None
+    note_injected(rt, render)  # so a reply that quotes these lines is not retained back (ADR-065)
     return inject(messages, render, timestamp_ms, rc.injection_position)
 
 

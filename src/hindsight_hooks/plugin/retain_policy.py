@@ -35,6 +35,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     assert rt.meta is not None
     from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
     from .cursor_recovery import heal_store, session_cursor
+    from .echo_guard import injected_keys
     from .projection import project as project_messages
     from .projection import projection_json
 
@@ -74,7 +75,8 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     delta = filter_new_messages(msgs, state, memo=memo)
     # Lone surrogates and absurd nesting would fail the projection or the queue write on every
     # later turn (the cursor never passes a job that cannot be written): made safe here, once.
-    projected = project_messages(sanitize(delta), cfg.retain)
+    # Recalled memory the model quoted back is not new memory: cut it from every message (ADR-065).
+    projected = project_messages(sanitize(delta), cfg.retain, injected_lines=injected_keys(rt))
     if not projected:
         _advance(rt, msgs, len(msgs) - 1, memo)
         return

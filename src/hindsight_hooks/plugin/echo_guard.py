@@ -1,0 +1,262 @@
+"""Keep recalled memory from being retained back as new memory (ADR-065).
+
+A model that was given our ``<hindsight-memory>`` block may quote it: the whole block (an echo
+model, a "here is what I was given" reply), the block as its host escaped it (``&lt;…&gt;``),
+or just some of its lines ("1. Use uv for installs."). Retaining that text stores recalled
+memory a second time, as if the session had said it, and the copy then outranks fresh memory.
+
+So every string of every retained message, whatever its role, goes through :func:`scrub_text`:
+
+1. complete blocks, raw or HTML-escaped, are cut out (:func:`.injected.strip_injected_blocks`);
+2. lines that are one of the block's own fixed lines (the wrapper tags, the header, the
+   mental-models intro and truncation note) are dropped;
+3. lines that match a line of a block injected in this session are dropped. The session's
+   :class:`InjectedLines` record holds a short hash of every such line (never the text), in
+   ``.hindsight/injected-lines/<sid>.json`` so that a host running each hook in its own process
+   still finds what ``context`` injected when ``agent_end`` runs.
+
+Lines are compared by :func:`line_key`: HTML entities decoded, list and quote markers and a
+trailing ``[tags]`` removed, whitespace collapsed, case folded. A line shorter than
+``MIN_KEY_CHARS`` never matches, so ordinary short replies ("Done.", "1. yes") are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import json
+import os
+import re
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..fsutil import atomic_write_text, ensure_private_dir
+from ..governance.redact import redact_error
+from .injected import strip_injected_blocks
+from .render import BLOCK_CLOSE, BLOCK_HEADER, MODELS_CLOSE, MODELS_INTRO, MODELS_OPEN, MODELS_TRUNCATED
+
+if TYPE_CHECKING:
+    from .runtime import SessionRuntime
+
+MIN_KEY_CHARS = 12
+MAX_KEYS = 4096
+RECORD_DIR = "injected-lines"
+RECORD_MAX_AGE_S = 30 * 24 * 3600
+
+_MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
+_TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
+_SPACES = re.compile(r"\s+")
+_QUOTES = "\"'`“”‘’*_ "
+_FIXED_TAGS = ("<hindsight-memory>", "</hindsight-memory>", "<hindsight_memories>", "</hindsight_memories>")
+
+
+def _normal(line: str) -> str:
+    text = html.unescape(line).strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _MARKER.sub("", text).strip()
+    return _SPACES.sub(" ", text).strip(_QUOTES).casefold()
+
+
+def line_keys(line: str) -> list[str]:
+    """The comparable forms of one line: as written, and without a trailing ``[tags]`` list."""
+    if len(line.strip()) < MIN_KEY_CHARS:
+        return []
+    keys: list[str] = []
+    for form in (line, _TRAILING_TAGS.sub("", line)):
+        key = _normal(form)
+        if len(key) >= MIN_KEY_CHARS and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def line_key(line: str) -> str | None:
+    """The comparable form of ``line`` (``None`` when it is too short to compare)."""
+    keys = line_keys(line)
+    return keys[0] if keys else None
+
+
+def _digest(key: str) -> str:
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+_FIXED_LINES = {
+    _normal(line)
+    for line in (*BLOCK_HEADER[1:], MODELS_INTRO, MODELS_TRUNCATED, BLOCK_CLOSE, MODELS_OPEN, MODELS_CLOSE)
+}
+_FIXED_LINES |= {_normal(tag) for tag in _FIXED_TAGS}
+_FIXED = frozenset(_digest(k) for k in _FIXED_LINES)
+
+
+class InjectedLines:
+    """The hashed lines of the blocks injected in one session (bounded, newest kept, persisted)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._keys: dict[str, None] = {}  # insertion-ordered set
+        self._loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if self.path is None:
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            self._quarantine()
+            return
+        keys = data.get("keys") if isinstance(data, dict) else None
+        if not isinstance(keys, list):
+            self._quarantine()
+            return
+        self._keys = dict.fromkeys(k for k in keys if isinstance(k, str))
+
+    def _quarantine(self) -> None:
+        """Unparsable state is never deleted: it is moved aside and the record starts empty."""
+        assert self.path is not None
+        with contextlib.suppress(OSError):
+            os.replace(self.path, self.path.with_name(f"{self.path.name}.corrupt-{int(time.time() * 1000)}"))
+
+    def remember(self, render: str) -> None:
+        """Record every line of an injected block; writes the file only when something is new."""
+        new = [_digest(k) for line in render.split("\n") for k in line_keys(line)]
+        with self._lock:
+            self._load()
+            added = [k for k in new if k not in self._keys and k not in _FIXED]
+            if not added:
+                return
+            self._keys.update(dict.fromkeys(added))
+            while len(self._keys) > MAX_KEYS:
+                del self._keys[next(iter(self._keys))]
+            if self.path is not None:
+                first = not self.path.exists()
+                ensure_private_dir(self.path.parent)
+                atomic_write_text(self.path, json.dumps({"version": 1, "keys": list(self._keys)}))
+                if first:
+                    _sweep(self.path.parent, keep=self.path)
+
+    def keys(self) -> frozenset[str]:
+        with self._lock:
+            self._load()
+            return frozenset(self._keys)
+
+
+# Every fixed line contains one of these (case-folded): text without any skips the line checks.
+_FIXED_HINTS = ("hindsight", "mental_models", "relevant prior memory", "memory is background", "curated summaries")
+
+
+def _sweep(folder: Path, keep: Path) -> None:
+    """Forget the records of sessions idle for ``RECORD_MAX_AGE_S`` (run when a session's first
+    record is written, so the folder holds about one small file per recent session)."""
+    cutoff = time.time() - RECORD_MAX_AGE_S
+    with contextlib.suppress(OSError):
+        for other in folder.glob("*.json"):
+            with contextlib.suppress(OSError):
+                if other != keep and other.stat().st_mtime < cutoff:
+                    other.unlink()
+
+
+def _echoed(line: str, known: frozenset[str]) -> bool:
+    for key in line_keys(line):
+        digest = _digest(key)
+        if digest in _FIXED or digest in known:
+            return True
+    return False
+
+
+def scrub_text(text: str, known: frozenset[str] = frozenset()) -> str:
+    """``text`` without our blocks, our block's fixed lines and lines of injected blocks."""
+    text = strip_injected_blocks(text)
+    if len(text) < MIN_KEY_CHARS:
+        return text
+    if not known:
+        folded = text.casefold()
+        if not any(hint in folded for hint in _FIXED_HINTS):
+            return text
+    lines = text.split("\n")
+    kept = [line for line in lines if not _echoed(line, known)]
+    return text if len(kept) == len(lines) else "\n".join(kept)
+
+
+def scrub_value(value: Any, known: frozenset[str] = frozenset()) -> Any:
+    """Every string inside ``value`` (dicts and lists walked, keys kept) through :func:`scrub_text`."""
+    if isinstance(value, str):
+        return scrub_text(value, known)
+    if isinstance(value, dict):
+        return {k: scrub_value(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_value(v, known) for v in value]
+    return value
+
+
+def has_echo(values: Iterable[Any]) -> bool:
+    """Whether any string inside ``values`` would be changed by :func:`scrub_value` (no record)."""
+    return any(scrub_value(v) != v for v in values)
+
+
+def record_path(state_dir: Path, sid: str) -> Path:
+    return state_dir / RECORD_DIR / f"{sid}.json"
+
+
+_records: weakref.WeakKeyDictionary[Any, InjectedLines] = weakref.WeakKeyDictionary()
+_records_lock = threading.Lock()
+
+
+def session_record(rt: SessionRuntime) -> InjectedLines | None:
+    """The record of the session ``rt`` runs (one per runtime; ``None`` before identity).
+
+    A session without a session file has a per-process id, so no later process could find its
+    record: it is kept in memory only."""
+    if rt.identity is None:
+        return None
+    with _records_lock:
+        record = _records.get(rt)
+        if record is None:
+            persisted = rt.ctx.session_file is not None
+            record = InjectedLines(record_path(rt.state_dir, rt.identity.sid) if persisted else None)
+            _records[rt] = record
+        return record
+
+
+def note_injected(rt: SessionRuntime, render: str) -> None:
+    """Record an injected block's lines; a failure costs one warning, never the injection."""
+    record = session_record(rt)
+    if record is None or not render:
+        return
+    try:
+        record.remember(render)
+    except OSError as exc:
+        rt.warn_once("injected-lines", f"could not record the injected memory lines: {redact_error(exc)}")
+
+
+def injected_keys(rt: SessionRuntime) -> frozenset[str]:
+    """The hashed lines injected in this session so far (empty when there is no record)."""
+    record = session_record(rt)
+    return record.keys() if record is not None else frozenset()
+
+
+__all__ = [
+    "MAX_KEYS",
+    "MIN_KEY_CHARS",
+    "InjectedLines",
+    "has_echo",
+    "injected_keys",
+    "line_key",
+    "line_keys",
+    "note_injected",
+    "record_path",
+    "scrub_text",
+    "scrub_value",
+    "session_record",
+]
