@@ -19,9 +19,11 @@ answer from stdout. The mapping:
 ``SessionEnd``     the same, the worker's ``shutdown()`` being the bounded flush
 =================  ===========================================================================
 
-The session id is Claude Code's ``session_id`` (hook state and notices are keyed by it); the
-plugin's own sid comes from ``transcript_path`` as the ``session_file``, the bank from ``cwd``
-as for every host. Problems reach the user once per session as ``systemMessage``. Every answer
+The session is Claude Code's ``session_id``: the plugin's session file is
+``<cwd>/.hindsight/sessions/<session_id>.jsonl`` (:func:`~.hookcmd.session_file_for`, the file the
+CLI's and the MCP server's ``--session-id`` name too), so a resumed session (same id) keeps its
+cursor, mode and tags, and the bank comes from ``cwd`` as for every host. Problems reach the
+user once per session as ``systemMessage``. Every answer
 is valid JSON; an event we do not handle gets ``{}``.
 """
 
@@ -32,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .hookcmd import HookEvent, HookRun
+from .hookcmd import HookEvent, HookRun, session_file_for
 
 NAME = "claude-code"
 RECALL_TAIL_BYTES = 512 * 1024
@@ -67,14 +69,17 @@ class ClaudeCode:
         cwd_raw = payload.get("cwd")
         cwd = Path(cwd_raw) if isinstance(cwd_raw, str) and cwd_raw else Path(os.getcwd())
         sid = payload.get("session_id")
-        transcript = payload.get("transcript_path")
+        key = sid if isinstance(sid, str) and sid.strip() else None
+        raw_path = payload.get("transcript_path")
+        transcript = Path(raw_path) if isinstance(raw_path, str) and raw_path else None
         return HookEvent(
             host=NAME,
             name=event,
             payload=payload,
             cwd=cwd,
-            session_key=sid if isinstance(sid, str) and sid else None,
-            transcript=Path(transcript) if isinstance(transcript, str) and transcript else None,
+            session_key=key,
+            transcript=transcript,
+            session_file=session_file_for(cwd, key) if key is not None else transcript,
         )
 
     def empty_answer(self, event: str) -> dict[str, Any]:

@@ -99,7 +99,7 @@ class SessionHosts:
 
     @staticmethod
     def _key(hook: HookEvent) -> tuple[str, str, str]:
-        return (hook.host, str(hook.cwd), str(hook.transcript or hook.session_key or ""))
+        return (hook.host, str(hook.cwd), str(hook.session_file or hook.session_key or ""))
 
     def _session(self, host: str, cwd: Path, session_file: Path | None, key: tuple[str, str, str]) -> _Session:
         with self._lock:
@@ -114,7 +114,7 @@ class SessionHosts:
             return entry
 
     def acquire(self, hook: HookEvent, ui: UI) -> Host:
-        entry = self._session(hook.host, hook.cwd, hook.transcript, self._key(hook))
+        entry = self._session(hook.host, hook.cwd, hook.session_file, self._key(hook))
         entry.lock.acquire()
         entry.ui.target = ui
         return entry.hook_host
@@ -132,11 +132,11 @@ class SessionHosts:
         keeps one runtime per session however often it delivers)."""
         from ..hooks import Host, RecordingUI
 
-        entry = self._session(hook.host, hook.cwd, hook.transcript, self._key(hook))
+        entry = self._session(hook.host, hook.cwd, hook.session_file, self._key(hook))
         with entry.delivery_lock:
             ui = RecordingUI()
             if entry.delivery_host is None:
-                entry.delivery_host = Host(hook.cwd, session_file=hook.transcript, host_name=hook.host, ui=ui)
+                entry.delivery_host = Host(hook.cwd, session_file=hook.session_file, host_name=hook.host, ui=ui)
             entry.delivery_host.ctx.ui = ui
             entry.delivery_host.start()
             entry.delivery_host.shutdown()
@@ -180,9 +180,12 @@ class Helper:
     def deliver(self, hook: HookEvent) -> bool:
         from .worker import run
 
+        def once(*_: object) -> list[str]:
+            return self.sessions.deliver_once(hook)
+
         def work() -> None:
             with contextlib.suppress(Exception):
-                run(hook.cwd, hook.host, hook.transcript, hook.session_key, lambda *_: self.sessions.deliver_once(hook))
+                run(hook.cwd, hook.host, hook.session_file, hook.session_key, once)
 
         thread = threading.Thread(target=work, name="hindsight-deliver", daemon=True)
         with self._work_lock:

@@ -76,7 +76,9 @@ class HookEvent:
     session_key: str | None
     """The host's own id for the session (its files and notices are keyed by it)."""
     transcript: Path | None
-    """The host's transcript file, also the ``session_file`` the plugin derives its sid from."""
+    """The host's transcript file: what the adapter reads."""
+    session_file: Path | None
+    """What the plugin keys the session by (its sid, mode, cursor): see :func:`session_file_for`."""
 
 
 class HostAdapter(Protocol):
@@ -106,6 +108,21 @@ class HostAdapter(Protocol):
         ...
 
 
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def session_file_for(cwd: Path, session_id: str) -> Path:
+    """The never-written file that names the host's session ``session_id`` in the project.
+
+    The plugin derives a session's sid from its ``session_file``; the CLI (``--session-id``) and
+    ``hindsight-hooks mcp`` name sessions by id with this same file,
+    ``<cwd>/.hindsight/sessions/<id>.jsonl``, so a hook, a slash command and an MCP tool call of
+    one agent session share its mode, tags and retain cursor.
+    """
+    cleaned = _UNSAFE_ID.sub("-", session_id.strip())
+    return Path(cwd) / ".hindsight" / "sessions" / f"{cleaned}.jsonl"
+
+
 def load_adapter(host: str) -> HostAdapter | None:
     spec = ADAPTERS.get(host)
     if spec is None:
@@ -133,7 +150,7 @@ class FreshHosts:
     def acquire(self, hook: HookEvent, ui: UI) -> Host:
         from ..hooks import Host
 
-        return Host(hook.cwd, session_file=hook.transcript, host_name=hook.host, ui=ui, short_lived=True)
+        return Host(hook.cwd, session_file=hook.session_file, host_name=hook.host, ui=ui, short_lived=True)
 
     def release(self, hook: HookEvent) -> None:
         return None
@@ -143,7 +160,7 @@ def spawn_worker(hook: HookEvent) -> bool:
     """The default delivery: a detached worker process (see :mod:`.worker`)."""
     from .worker import spawn
 
-    return spawn(hook.cwd, hook.host, hook.transcript, hook.session_key)
+    return spawn(hook.cwd, hook.host, hook.session_file, hook.session_key)
 
 
 @dataclass
