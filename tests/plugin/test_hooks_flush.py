@@ -45,13 +45,19 @@ def _remote(url: str, **extra: object) -> dict[str, object]:
         {
             "backend": "hindsight",
             "hindsight": {"base_url": url},
-            "banks": {"user": {"enabled": True, "bank_id": USER_BANK}},
             "queue": {"retry_base_ms": 60000},
             "mental_models": {"enabled": False},
             "notifications": {"startup": False},
         },
         dict(extra),
     )
+
+
+def _user_bank(home: Path) -> None:
+    """The user bank is the person's choice: only their own config file may name it (ADR-063)."""
+    path = home / ".config" / "hindsight-hooks" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'[banks.user]\nenabled = true\nbank_id = "{USER_BANK}"\n', encoding="utf-8")
 
 
 def _turn(host_transcript: list[Message], n: int) -> tuple[list[Message], list[Message]]:
@@ -63,6 +69,7 @@ def _turn(host_transcript: list[Message], n: int) -> tuple[list[Message], list[M
 
 
 def test_refused_server_costs_one_attempt_per_bank_for_the_whole_outage(tmp_path: Path, isolated: Path) -> None:
+    _user_bank(isolated)
     project = Project(tmp_path / "repo", _remote(closed_port_url(), hindsight={"timeout_ms": 1000}))
     ui = RecordingUI()
     transcript: list[Message] = []
@@ -91,6 +98,7 @@ def test_refused_server_costs_one_attempt_per_bank_for_the_whole_outage(tmp_path
 def test_hanging_server_costs_one_bounded_wait_not_one_per_bank_per_turn(
     tmp_path: Path, isolated: Path, hanging_server: HangingServer
 ) -> None:
+    _user_bank(isolated)
     project = Project(
         tmp_path / "repo",
         _remote(
