@@ -35,7 +35,12 @@ AddArgs = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
 #: Modules that call :func:`register` on import. Imported lazily by :func:`build_parser`.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("hindsight_hooks.cli_commands", "hindsight_hooks.cli_mcp", "hindsight_hooks.cli_hosts")
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "hindsight_hooks.cli_commands",
+    "hindsight_hooks.cli_mcp",
+    "hindsight_hooks.cli_hosts",
+    "hindsight_hooks.cli_serve",
+)
 
 
 @dataclass(frozen=True)
