@@ -227,7 +227,10 @@ class Helper:
             return
         holder = Holder()
         deadline_s = deadline_of(adapter, event)  # our environment is the client's (same socket name)
-        timer = threading.Timer(deadline_s, lambda: answer.give(deadline_answer(adapter, event, holder, deadline_s)))
+        def on_deadline() -> None:
+            answer.give_from(lambda: deadline_answer(adapter, event, holder, deadline_s))
+
+        timer = threading.Timer(deadline_s, on_deadline)
         timer.daemon = True
         timer.start()
         try:

@@ -28,6 +28,7 @@ RUNTIME_DIR_ENV = "HINDSIGHT_HOOK_RUNTIME_DIR"
 CEILING_S = 15.0
 """The client's own last-resort limit (every adapter deadline is well below it)."""
 CONNECT_TIMEOUT_S = 0.5
+MAX_SOCKET_PATH = 100
 
 IGNORED_PREFIXES = (
     "CLAUDE",
@@ -97,7 +98,11 @@ def socket_path(env: dict[str, str] | os._Environ[str]) -> str:
         item = f"{key}={env[key]}\0"
         digest.update(item.encode("utf-8", "surrogateescape"))
     digest.update(sys.executable.encode("utf-8", "surrogateescape") + b"\0" + code_stamp().encode())
-    return os.path.join(runtime_dir(env), f"h-{digest.hexdigest()[:24]}.sock")
+    name = f"h-{digest.hexdigest()[:24]}.sock"
+    path = os.path.join(runtime_dir(env), name)
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:  # a Unix socket's path is limited to ~107 bytes
+        path = os.path.join("/tmp", f"hindsight-hooks-{os.getuid()}", name)
+    return path
 
 
 def ceiling_s(env: dict[str, str] | os._Environ[str]) -> float:

@@ -244,7 +244,8 @@ class HookRun:
 
 
 class Answer:
-    """Writes the one answer to the saved stdout, exactly once, from whichever thread is first."""
+    """Writes the one answer to the saved stdout (or the helper's socket), exactly once, from
+    whichever thread is first: the answering thread or the deadline's."""
 
     def __init__(self, write: Callable[[bytes], None]) -> None:
         self._write = write
@@ -252,12 +253,18 @@ class Answer:
         self.given = False
 
     def give(self, payload: dict[str, Any]) -> bool:
+        return self.give_from(lambda: payload)
+
+    def give_from(self, make: Callable[[], dict[str, Any]]) -> bool:
+        """Build the answer and write it, unless one was given; the lock is held throughout, so
+        the deadline's answer (which aborts the work, and so lets the answering thread finish)
+        is the one written, and nobody closes the stream before it is."""
         with self._lock:
             if self.given:
                 return False
             self.given = True
             try:
-                self._write(json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n")
+                self._write(json.dumps(make(), ensure_ascii=False).encode("utf-8") + b"\n")
             except Exception:
                 pass
             return True
@@ -428,8 +435,7 @@ def _read_all(fd: int) -> bytes:
 
 def _start_watchdog(adapter: HostAdapter, event: str, answer: Answer, holder: Holder, deadline_s: float) -> None:
     def fire() -> None:
-        if not answer.given:
-            answer.give(deadline_answer(adapter, event, holder, deadline_s))
+        answer.give_from(lambda: deadline_answer(adapter, event, holder, deadline_s))
         os._exit(0)
 
     timer = threading.Timer(deadline_s, fire)
