@@ -162,7 +162,10 @@ def test_stop_retains_each_new_message_once_and_never_our_block(
     assert first.returncode == 0 and first.answer == {}
     assert wait_until(lambda: project.unit_count("Postgres 16") == 2 and _queue_drained(project), 60)
 
-    block = "<hindsight-memory>\nRelevant prior memory.\n1. user: We decided to use Postgres 16 for the cache\n</hindsight-memory>"
+    block = (
+        "<hindsight-memory>\nRelevant prior memory.\n1. user: We decided to use Postgres 16 for the cache\n"
+        "</hindsight-memory>"
+    )
     s.turn("Which queue do we use?", "Redis streams, as before.", block=block)
     again = runner.run("Stop", s.event("Stop", last_assistant_message="Redis streams, as before."))
     assert again.returncode == 0
