@@ -1,15 +1,24 @@
 """Subcommands for agent programs that are hosts through their own hook systems.
 
-``hindsight-hooks hook <host> <event>`` is what a host's hook configuration runs (it reads the
-event on stdin, answers on stdout, always exits 0; see :mod:`hindsight_hooks.hosts.hookcmd`).
+- ``hindsight-hooks hook <host> <event>``: what a host's hook configuration runs (the event on
+  stdin, the answer on stdout, always exit 0; see :mod:`hindsight_hooks.hosts.hookcmd`). Installed
+  hooks call the same thing on a lighter path, ``python -m hindsight_hooks.hosts hook ...``.
+- ``hindsight-hooks install <host> [--project|--user]`` / ``uninstall <host> [...]``: merge our
+  hooks into the host's own settings file, or take exactly them out again
+  (:mod:`hindsight_hooks.hosts.install`).
+
 Everything is imported when a subcommand runs, never when the CLI is built.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from hindsight_hooks.cli import register
+from hindsight_hooks.cli import cwd_of, register
+
+INSTALLABLE = ("claude-code",)
 
 
 def _hook_args(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +33,87 @@ def _run_hook(ns: argparse.Namespace) -> int:
     return 0  # not reached: run_process ends the process with exit 0
 
 
+def _install_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("host", choices=INSTALLABLE, help="the agent program")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json (the default)"
+    )
+    scope.add_argument(
+        "--project", dest="scope", action="store_const", const="project", help="<project>/.claude/settings.json"
+    )
+    parser.set_defaults(scope="user")
+
+
+def _target(ns: argparse.Namespace) -> Path:
+    from hindsight_hooks.hosts.claude_code import settings_path
+
+    return settings_path(ns.scope, cwd_of(ns))
+
+
+def _report(ns: argparse.Namespace, change: object, verb: str) -> int:
+    from hindsight_hooks.hosts.install import Change
+
+    assert isinstance(change, Change)
+    if ns.json:
+        print(
+            json.dumps(
+                {
+                    "host": ns.host,
+                    "scope": ns.scope,
+                    "settings": str(change.path),
+                    "changed": change.changed,
+                    "added": change.added,
+                    "removed": change.removed,
+                    "backup": str(change.backup) if change.backup else None,
+                    "deleted": change.deleted,
+                }
+            )
+        )
+        return 0
+    if not change.changed:
+        state = "already installed" if verb == "install" else "nothing of ours to remove"
+        print(f"{ns.host}: {state} in {change.path}")
+        return 0
+    if verb == "install":
+        print(f"{ns.host}: hooks for {', '.join(change.added)} written to {change.path}")
+    else:
+        print(f"{ns.host}: removed our hooks for {', '.join(sorted(set(change.removed)))} from {change.path}")
+        if change.deleted:
+            print(f"{change.path} held nothing else and was removed")
+    if change.backup:
+        print(f"the previous file is saved as {change.backup}")
+    return 0
+
+
+def _run_install(ns: argparse.Namespace) -> int:
+    from hindsight_hooks.hosts.claude_code import hook_specs
+    from hindsight_hooks.hosts.install import SettingsError, install_hooks
+
+    try:
+        change = install_hooks(_target(ns), hook_specs())
+    except (SettingsError, OSError) as exc:
+        print(f"hindsight-hooks install: {exc}")
+        return 1
+    return _report(ns, change, "install")
+
+
+def _run_uninstall(ns: argparse.Namespace) -> int:
+    from hindsight_hooks.hosts.install import SettingsError, uninstall_hooks
+
+    try:
+        change = uninstall_hooks(_target(ns))
+    except (SettingsError, OSError) as exc:
+        print(f"hindsight-hooks uninstall: {exc}")
+        return 1
+    return _report(ns, change, "uninstall")
+
+
 register(
     "hook",
     "answer one hook event of an agent program (JSON on stdin -> JSON on stdout; always exits 0)",
     _hook_args,
     _run_hook,
 )
+register("install", "add our memory hooks to an agent program's settings (a backup first)", _install_args, _run_install)
+register("uninstall", "remove exactly the hooks `install` added", _install_args, _run_uninstall)

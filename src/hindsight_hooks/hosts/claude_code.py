@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .hookcmd import HookEvent, HookRun, session_file_for
+from .install import HookSpec, hook_command
 
 NAME = "claude-code"
 RECALL_TAIL_BYTES = 512 * 1024
@@ -155,3 +156,18 @@ def _ends_with(messages: list[dict[str, Any]], text: str) -> bool:
 
 
 ADAPTER = ClaudeCode()
+
+
+# --------------------------------------------------------------------------- install
+
+
+def settings_path(scope: str, cwd: Path, home: Path | None = None) -> Path:
+    """``<project>/.claude/settings.json`` (``project``) or ``~/.claude/settings.json`` (``user``)."""
+    if scope == "project":
+        return cwd / ".claude" / "settings.json"
+    return (home if home is not None else Path.home()) / ".claude" / "settings.json"
+
+
+def hook_specs(python: str | None = None) -> list[HookSpec]:
+    """Our hooks for Claude Code: every event in :data:`EVENTS`, through this interpreter."""
+    return [HookSpec(event, hook_command(NAME, event, python), timeout_s=INSTALL_TIMEOUT_S) for event in EVENTS]

@@ -1,0 +1,190 @@
+"""Merging our command hooks into an agent's JSON settings file, and taking exactly them out again.
+
+Claude Code (``.claude/settings.json``), Codex CLI (``hooks.json``) and Gemini CLI
+(``.gemini/settings.json``) all keep command hooks in one shape::
+
+    {"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "...", ...}]}]}}
+
+The rules, for every host:
+
+- **Ours is recognisable.** A hook is ours when its ``command`` contains :data:`MARKER`
+  (``hindsight_hooks.hosts hook``); nothing else of the file is ever looked at as ours.
+- **Idempotent.** Installing removes our previous hooks and adds the current ones (so a moved
+  virtualenv is picked up); when that changes nothing, the file is not written at all.
+- **Nothing of the user's touched.** Other hooks, other keys and their order stay as they were;
+  a group that held one of ours and the user's keeps the user's.
+- **A backup first.** Before a file that exists is changed, its bytes are copied to
+  ``<file>.hindsight-hooks.bak`` (0600).
+- **Uninstall removes exactly what install added:** our hooks, then the groups, event lists and
+  the ``hooks`` object that became empty by that; a file left as ``{}`` is removed.
+- **A file that is not a JSON object is refused** (an error naming the file), never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MARKER = "hindsight_hooks.hosts hook"
+BACKUP_SUFFIX = ".hindsight-hooks.bak"
+
+
+class SettingsError(Exception):
+    """The settings file cannot be read as a JSON object; it was not touched."""
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One command hook to install: ``event`` runs ``command`` (optionally for ``matcher``)."""
+
+    event: str
+    command: str
+    timeout_s: int | None = None
+    matcher: str | None = None
+
+    def entry(self) -> dict[str, Any]:
+        hook: dict[str, Any] = {"type": "command", "command": self.command}
+        if self.timeout_s is not None:
+            hook["timeout"] = self.timeout_s
+        group: dict[str, Any] = {}
+        if self.matcher is not None:
+            group["matcher"] = self.matcher
+        group["hooks"] = [hook]
+        return group
+
+
+@dataclass
+class Change:
+    """What an install or uninstall did to one file."""
+
+    path: Path
+    changed: bool
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    backup: Path | None = None
+    deleted: bool = False
+
+
+def hook_command(host: str, event: str, python: str | None = None) -> str:
+    """The command line a host runs for ``event``: this interpreter, absolute, on the light path."""
+    exe = python or sys.executable
+    return f"{shlex.quote(os.path.abspath(exe))} -m hindsight_hooks.hosts hook {host} {event}"
+
+
+def is_ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and MARKER in hook["command"]
+
+
+def read_settings(path: Path) -> dict[str, Any] | None:
+    """The file as a dict, ``None`` when it does not exist; :class:`SettingsError` otherwise."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc}); fix it first, nothing was changed") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} is not a JSON object; nothing was changed")
+    return data
+
+
+def _without_ours(settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy without our hooks (and the containers that only they filled), and their events."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return dict(settings), []
+    removed: list[str] = []
+    new_hooks: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            new_hooks[event] = groups
+            continue
+        kept_groups: list[Any] = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list) or not any(is_ours(h) for h in inner):
+                kept_groups.append(group)
+                continue
+            removed.extend(event for h in inner if is_ours(h))
+            kept = [h for h in inner if not is_ours(h)]
+            if kept:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups or not groups:
+            new_hooks[event] = kept_groups
+    out = dict(settings)
+    if new_hooks or not hooks:
+        out["hooks"] = new_hooks
+    else:
+        del out["hooks"]
+    return out, removed
+
+
+def _with(settings: dict[str, Any], specs: Iterable[HookSpec]) -> dict[str, Any]:
+    out = dict(settings)
+    hooks = dict(out.get("hooks") or {})
+    for spec in specs:
+        groups = hooks.get(spec.event)
+        hooks[spec.event] = [*(groups if isinstance(groups, list) else []), spec.entry()]
+    out["hooks"] = hooks
+    return out
+
+
+def _write(path: Path, data: dict[str, Any] | None, existed: bool) -> Path | None:
+    """Back the old file up, then write ``data`` (or remove the file for ``None``) atomically."""
+    from ..fsutil import atomic_write_bytes
+
+    backup: Path | None = None
+    if existed:
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        atomic_write_bytes(backup, path.read_bytes(), 0o600)
+    if data is None:
+        path.unlink()
+        return backup
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = (os.stat(path).st_mode & 0o777) if existed else 0o644
+    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode)
+    return backup
+
+
+def install_hooks(path: Path, specs: list[HookSpec]) -> Change:
+    current = read_settings(path)
+    existed = current is not None
+    base, removed = _without_ours(current or {})
+    wanted = _with(base, specs)
+    if existed and wanted == current:
+        return Change(path, False)
+    backup = _write(path, wanted, existed)
+    return Change(path, True, added=[s.event for s in specs], removed=removed, backup=backup)
+
+
+def uninstall_hooks(path: Path) -> Change:
+    current = read_settings(path)
+    if current is None:
+        return Change(path, False)
+    cleaned, removed = _without_ours(current)
+    if not removed:
+        return Change(path, False)
+    backup = _write(path, cleaned if cleaned else None, True)
+    return Change(path, True, removed=removed, backup=backup, deleted=not cleaned)
+
+
+def installed_events(path: Path) -> list[str]:
+    """The events our hooks are installed for in ``path`` (``[]`` when none or unreadable)."""
+    try:
+        current = read_settings(path)
+    except SettingsError:
+        return []
+    _, removed = _without_ours(current or {})
+    return removed

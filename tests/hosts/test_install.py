@@ -1,0 +1,123 @@
+"""``hindsight-hooks install|uninstall claude-code``: the real console script on real settings files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]
+
+USER_SETTINGS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}],
+    },
+}
+
+
+def _cli(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_"))}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _dirs(tmp_path: Path) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    return home, project
+
+
+def _ours(settings: dict[str, Any]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for event, groups in settings.get("hooks", {}).items():
+        for group in groups:
+            for hook in group.get("hooks", []):
+                if "hindsight_hooks.hosts hook" in hook.get("command", ""):
+                    found.setdefault(event, []).append(hook["command"])
+    return found
+
+
+def test_install_writes_one_hook_per_event_and_is_idempotent(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    first = _cli(home, project, "install", "claude-code")
+    assert first.returncode == 0, first.stdout + first.stderr
+    path = home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    ours = _ours(settings)
+    assert sorted(ours) == sorted(EVENTS)
+    assert all(len(commands) == 1 for commands in ours.values())
+    assert shlex.split(ours["Stop"][0])[0] == os.path.abspath(sys.executable)
+    before = path.read_bytes()
+    again = _cli(home, project, "install", "claude-code")
+    assert again.returncode == 0 and "already installed" in again.stdout
+    assert path.read_bytes() == before
+    assert not path.with_name("settings.json.hindsight-hooks.bak").exists()
+
+
+def test_install_keeps_everything_of_the_users_and_uninstall_gives_it_back(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = json.dumps(USER_SETTINGS, indent=4)
+    path.write_text(original, encoding="utf-8")
+    done = _cli(home, project, "install", "claude-code", "--project")
+    assert done.returncode == 0, done.stdout + done.stderr
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    assert settings["model"] == "opus" and settings["permissions"] == USER_SETTINGS["permissions"]
+    assert settings["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert settings["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert sorted(_ours(settings)) == sorted(EVENTS)
+    assert path.with_name("settings.json.hindsight-hooks.bak").read_text(encoding="utf-8") == original
+    assert not (home / ".claude").exists()  # --project touches only the project
+
+    removed = _cli(home, project, "uninstall", "claude-code", "--project")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert json.loads(path.read_text(encoding="utf-8")) == USER_SETTINGS
+    nothing = _cli(home, project, "uninstall", "claude-code", "--project")
+    assert nothing.returncode == 0 and "nothing of ours" in nothing.stdout
+
+
+def test_uninstall_removes_a_file_that_held_only_our_hooks(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    assert _cli(home, project, "install", "claude-code", "--user").returncode == 0
+    path = home / ".claude" / "settings.json"
+    assert path.exists()
+    assert _cli(home, project, "uninstall", "claude-code", "--user").returncode == 0
+    assert not path.exists()
+
+
+def test_a_settings_file_that_is_not_json_is_refused_and_left_alone(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus",, }', encoding="utf-8")
+    result = _cli(home, project, "install", "claude-code")
+    assert result.returncode == 1
+    assert "not valid JSON" in result.stdout and str(path) in result.stdout
+    assert path.read_text(encoding="utf-8") == '{"model": "opus",, }'
+
+
+def test_the_installed_command_line_answers_a_hook_event(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    assert _cli(home, project, "install", "claude-code").returncode == 0
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    command = _ours(settings)["UserPromptSubmit"][0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_"))}
+    env.update({"HOME": str(home), "HINDSIGHT_HOOK_HELPER": "off"})
+    event = {"session_id": "s", "transcript_path": str(home / "none.jsonl"), "cwd": str(project), "prompt": "hi"}
+    proc = subprocess.run(
+        command, shell=True, input=json.dumps(event), capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert proc.returncode == 0
+    assert isinstance(json.loads(proc.stdout), dict)
