@@ -1,0 +1,190 @@
+"""The real Claude Code (2.1.197, installed by ``scripts/install-hosts``) with our hooks installed,
+run non-interactively against the scripted model server on loopback.
+
+HOME and every config folder are in tmp; the hooks are installed with our own
+``hindsight-hooks install claude-code --project``; Claude Code's non-essential traffic is off.
+Session 1 states a decision. Session 2's request to the model carries our ``<hindsight-memory>``
+block with it, Claude Code's transcript of session 2 records that block, and after session 2's
+Stop and SessionEnd hooks the store still holds no line of the block: what we retained of
+session 2 is its prompt and reply only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
+from .model_server import ModelServer, RecordedRequest, iter_texts
+
+SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+RUN_TIMEOUT_S = 180
+DECISION = "We decided to use Postgres 16 for the cache"
+QUESTION = "Which database do we use for the cache?"
+
+
+class Claude:
+    """Runs ``claude -p`` in the project with an isolated HOME and the model server's URL."""
+
+    def __init__(self, binary: Path, project: Path, home: Path, server: ModelServer, runtime: Path) -> None:
+        self.binary = binary
+        self.project = project
+        self.home = home
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "HINDSIGHT_HOOK_RUNTIME_DIR": str(runtime),
+        }
+
+    def run(self, prompt: str, *extra: str) -> dict[str, Any]:
+        proc = subprocess.run(
+            [str(self.binary), "-p", prompt, "--output-format", "json", *extra],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+        assert proc.returncode == 0, f"claude exited {proc.returncode}: {proc.stderr[-2000:]}"
+        result = json.loads(proc.stdout)
+        assert isinstance(result, dict) and not result.get("is_error"), result
+        return result
+
+    def transcript(self, session_id: str) -> Path:
+        found = list((self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+        assert len(found) == 1, f"no transcript for {session_id}"
+        return found[0]
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A short folder for the hook helper's socket; the helper exits once its socket is gone."""
+    folder = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
+    yield folder
+    import fcntl
+
+    locks = list(folder.glob("*.lock"))
+    for sock in folder.glob("*.sock"):
+        sock.unlink()
+    end = time.monotonic() + 15
+    for lock in locks:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            while time.monotonic() < end:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        finally:
+            os.close(fd)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def setup(tmp_path: Path, claude_bin: Path, runtime: Path) -> Iterator[tuple[Claude, Project, ModelServer]]:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = Project(tmp_path / "repo", LOCAL_CONFIG)
+    with ModelServer(default_text="Noted.") as server:
+        claude = Claude(claude_bin, project.root, home, server, runtime)
+        install = subprocess.run(
+            [str(SCRIPT), "install", "claude-code", "--project"],
+            cwd=project.root,
+            env={**claude.env, "PATH": os.environ.get("PATH", "")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert install.returncode == 0, install.stdout + install.stderr
+        yield claude, project, server
+
+
+def _model_turns(server: ModelServer) -> list[RecordedRequest]:
+    return [r for r in server.requests_to("/v1/messages") if isinstance(r.body, dict) and r.body.get("messages")]
+
+
+def _block_in(request: RecordedRequest) -> str:
+    """Our block as the model received it ('' when absent)."""
+    for text in iter_texts(request.body):
+        start = text.find("<hindsight-memory>")
+        if start >= 0:
+            end = text.find("</hindsight-memory>", start)
+            assert end > start, "the block reached the model cut short"
+            return text[start : end + len("</hindsight-memory>")]
+    return ""
+
+
+def _drained(project: Project) -> bool:
+    return project.queue_path.exists() and project.queue_jobs() == []
+
+
+def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    claude, project, server = setup
+
+    one = claude.run(DECISION)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90), (
+        "session 1's decision was not retained"
+    )
+    assert all(_block_in(r) == "" for r in _model_turns(server))  # nothing to recall yet
+
+    server.clear()
+    two = claude.run(QUESTION)
+    assert two["session_id"] != one["session_id"]
+    turns = _model_turns(server)
+    assert turns, "session 2 sent no model request"
+    block = _block_in(turns[-1])
+    assert block.startswith("<hindsight-memory>")
+    assert "Postgres 16" in block
+    assert "UserPromptSubmit hook additional context: <hindsight-memory>" in turns[-1].text()
+
+    transcript = claude.transcript(two["session_id"]).read_text(encoding="utf-8")
+    assert "<hindsight-memory>" in transcript  # Claude Code's own record of what we injected
+
+    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and _drained(project), 90), (
+        "session 2's prompt was not retained"
+    )
+    time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
+    assert _drained(project)
+    units = [content for _, content in project.units()]
+    assert not any("<hindsight-memory" in u or "hindsight-memory>" in u for u in units)
+    block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
+    assert block_lines
+    for line in block_lines:
+        assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
+    assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+
+
+def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Project, ModelServer]) -> None:
+    claude, project, _server = setup
+    first = claude.run("Remember: the deploy window is Tuesday 14:00")
+    assert wait_until(lambda: project.unit_count("deploy window") == 1 and _drained(project), 90)
+    again = claude.run("Also: freeze the main branch on Fridays", "--resume", first["session_id"])
+    assert wait_until(lambda: project.unit_count("freeze the main branch") == 1 and _drained(project), 90)
+    time.sleep(1.0)
+    assert _drained(project)
+    assert project.unit_count("deploy window") == 1
+    assert again["session_id"]
