@@ -1,8 +1,9 @@
 """The real Claude Code (2.1.197, installed by ``scripts/install-hosts``) with our hooks installed,
 run non-interactively against the scripted model server on loopback.
 
-HOME and every config folder are in tmp; the hooks are installed with our own
-``hindsight-hooks install claude-code --project``; Claude Code's non-essential traffic is off.
+HOME and every config folder are in tmp; the hooks are installed by the README's own line for
+Claude Code, run exactly as written (it writes the tmp HOME's ``~/.claude/settings.json``);
+Claude Code's non-essential traffic is off.
 Session 1 states a decision. Session 2's request to the model carries our ``<hindsight-memory>``
 block with it, Claude Code's transcript of session 2 records that block, and after session 2's
 Stop and SessionEnd hooks the store still holds no line of the block: what we retained of
@@ -26,6 +27,7 @@ import pytest
 
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
 from .model_server import ModelServer, RecordedRequest, iter_texts
+from .readme_lines import install_line
 
 SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 RUN_TIMEOUT_S = 180
@@ -108,10 +110,10 @@ def setup(tmp_path: Path, claude_bin: Path, runtime: Path) -> Iterator[tuple[Cla
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
     with ModelServer(default_text="Noted.") as server:
         claude = Claude(claude_bin, project.root, home, server, runtime)
-        install = subprocess.run(
-            [str(SCRIPT), "install", "claude-code", "--project"],
+        install = subprocess.run(  # the README's line, exactly, with our console script on PATH
+            ["bash", "-c", install_line("Claude Code")],
             cwd=project.root,
-            env={**claude.env, "PATH": os.environ.get("PATH", "")},
+            env={**claude.env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
             capture_output=True,
             text=True,
             timeout=120,

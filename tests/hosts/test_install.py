@@ -121,3 +121,17 @@ def test_the_installed_command_line_answers_a_hook_event(tmp_path: Path) -> None
     )
     assert proc.returncode == 0
     assert isinstance(json.loads(proc.stdout), dict)
+
+
+def test_the_readme_line_for_claude_code_installs_as_written(tmp_path: Path) -> None:
+    from .readme_lines import install_line
+
+    home, project = _dirs(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_"))}
+    env.update({"HOME": str(home), "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+    proc = subprocess.run(
+        ["bash", "-c", install_line("Claude Code")], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert sorted(_ours(settings)) == sorted(EVENTS)
