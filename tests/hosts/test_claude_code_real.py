@@ -190,3 +190,40 @@ def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Projec
     assert _drained(project)
     assert project.unit_count("deploy window") == 1
     assert again["session_id"]
+
+
+def _session_report(project: Project, session_id: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [str(SCRIPT), "session", "--json", "--session-file", f".hindsight/sessions/{session_id}.jsonl"],
+        cwd=project.root,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert isinstance(report, dict)
+    return report
+
+
+def test_the_installed_slash_command_switches_that_session_to_read_only(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    claude, project, server = setup
+    switched = claude.run("/hindsight:mode read-only")
+    sid = switched["session_id"]
+    assert "Unknown command" not in str(switched.get("result"))
+    assert _session_report(project, sid)["mode"] == "read-only"
+    command_turn = _model_turns(server)[-1].text()
+    assert "read-only" in command_turn  # the command's output went to the model to show
+
+    claude.run("Secret plan: migrate the billing service on Monday", "--resume", sid)
+    time.sleep(3.0)  # the Stop and SessionEnd hooks ran; a retain would have been queued by now
+    assert project.unit_count("billing service") == 0
+    assert "billing service" not in project.state_text()
+
+    other = claude.run("Public plan: document the billing service")  # a new session: normal mode
+    assert other["session_id"] != sid
+    assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)

@@ -135,3 +135,18 @@ def test_the_readme_line_for_claude_code_installs_as_written(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert sorted(_ours(settings)) == sorted(EVENTS)
+
+
+def test_install_writes_the_slash_commands_and_uninstall_removes_only_them(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    folder = home / ".claude" / "commands" / "hindsight"
+    folder.mkdir(parents=True)
+    (folder / "mine.md").write_text("my own command\n", encoding="utf-8")
+    (folder / "mode.md").write_text("my own /hindsight:mode\n", encoding="utf-8")  # not ours: kept
+    assert _cli(home, project, "install", "claude-code").returncode == 0
+    status = (folder / "status.md").read_text(encoding="utf-8")
+    assert f"!`{SCRIPT} status --host-name claude-code --session-file " in status
+    assert "${CLAUDE_SESSION_ID}" in status and "$ARGUMENTS" in status
+    assert (folder / "mode.md").read_text(encoding="utf-8") == "my own /hindsight:mode\n"
+    assert _cli(home, project, "uninstall", "claude-code").returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["mine.md", "mode.md"]

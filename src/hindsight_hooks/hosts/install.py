@@ -69,6 +69,8 @@ class Change:
     removed: list[str] = field(default_factory=list)
     backup: Path | None = None
     deleted: bool = False
+    files: list[str] = field(default_factory=list)
+    """Command files written or removed beside the settings (e.g. Claude Code's slash commands)."""
 
 
 def hook_command(host: str, event: str, python: str | None = None) -> str:
@@ -188,3 +190,59 @@ def installed_events(path: Path) -> list[str]:
         return []
     _, removed = _without_ours(current or {})
     return removed
+
+
+# --------------------------------------------------------------------------- command files
+
+FILE_MARKER = "installed by `hindsight-hooks install`"
+"""Every command file we write carries this line; only files that do are ever replaced or removed."""
+
+
+def install_files(folder: Path, files: dict[str, str]) -> list[str]:
+    """Write ``files`` (name -> text) into ``folder``; returns the names written or changed.
+
+    A file of the same name that is not ours (no :data:`FILE_MARKER`) is left alone and skipped.
+    Files of ours that are no longer wanted are removed.
+    """
+    from ..fsutil import atomic_write_text
+
+    changed: list[str] = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = folder / name
+        try:
+            old = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            old = None
+        if old == text or (old is not None and FILE_MARKER not in old):
+            continue
+        atomic_write_text(path, text, 0o644)
+        changed.append(name)
+    for path in sorted(folder.glob("*.md")):
+        if path.name not in files and _is_our_file(path):
+            path.unlink()
+            changed.append(path.name)
+    return changed
+
+
+def uninstall_files(folder: Path) -> list[str]:
+    """Remove the files of ours in ``folder`` (and the folder, when that leaves it empty)."""
+    removed: list[str] = []
+    if not folder.is_dir():
+        return removed
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and _is_our_file(path):
+            path.unlink()
+            removed.append(path.name)
+    if removed and not any(folder.iterdir()):
+        folder.rmdir()
+        if not any(folder.parent.iterdir()):  # the commands folder we made for it
+            folder.parent.rmdir()
+    return removed
+
+
+def _is_our_file(path: Path) -> bool:
+    try:
+        return FILE_MARKER in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
