@@ -55,6 +55,7 @@ def _report(ns: argparse.Namespace, change: object, verb: str) -> int:
     from hindsight_hooks.hosts.install import Change
 
     assert isinstance(change, Change)
+    folder = _commands_folder(ns)
     if ns.json:
         print(
             json.dumps(
@@ -67,23 +68,34 @@ def _report(ns: argparse.Namespace, change: object, verb: str) -> int:
                     "removed": change.removed,
                     "backup": str(change.backup) if change.backup else None,
                     "deleted": change.deleted,
+                    "commands": str(folder),
+                    "command_files": change.files,
                 }
             )
         )
         return 0
-    if not change.changed:
+    if not change.changed and not change.files:
         state = "already installed" if verb == "install" else "nothing of ours to remove"
         print(f"{ns.host}: {state} in {change.path}")
         return 0
-    if verb == "install":
+    if change.changed and verb == "install":
         print(f"{ns.host}: hooks for {', '.join(change.added)} written to {change.path}")
-    else:
+    elif change.changed:
         print(f"{ns.host}: removed our hooks for {', '.join(sorted(set(change.removed)))} from {change.path}")
         if change.deleted:
             print(f"{change.path} held nothing else and was removed")
     if change.backup:
         print(f"the previous file is saved as {change.backup}")
+    if change.files:
+        names = ", ".join(f"/hindsight:{name.removesuffix('.md')}" for name in change.files)
+        print(f"{ns.host}: slash commands {'written' if verb == 'install' else 'removed'} in {folder}: {names}")
     return 0
+
+
+def _commands_folder(ns: argparse.Namespace) -> Path:
+    from hindsight_hooks.hosts.claude_commands import commands_folder
+
+    return commands_folder(ns.scope, cwd_of(ns))
 
 
 def _run_pi(ns: argparse.Namespace, verb: str) -> int:
@@ -108,10 +120,12 @@ def _run_install(ns: argparse.Namespace) -> int:
     if ns.host == "pi":
         return _run_pi(ns, "install")
     from hindsight_hooks.hosts.claude_code import hook_specs
-    from hindsight_hooks.hosts.install import SettingsError, install_hooks
+    from hindsight_hooks.hosts.claude_commands import command_files
+    from hindsight_hooks.hosts.install import SettingsError, install_files, install_hooks
 
     try:
         change = install_hooks(_target(ns), hook_specs())
+        change.files = install_files(_commands_folder(ns), command_files())
     except (SettingsError, OSError) as exc:
         print(f"hindsight-hooks install: {exc}")
         return 1
@@ -121,10 +135,11 @@ def _run_install(ns: argparse.Namespace) -> int:
 def _run_uninstall(ns: argparse.Namespace) -> int:
     if ns.host == "pi":
         return _run_pi(ns, "uninstall")
-    from hindsight_hooks.hosts.install import SettingsError, uninstall_hooks
+    from hindsight_hooks.hosts.install import SettingsError, uninstall_files, uninstall_hooks
 
     try:
         change = uninstall_hooks(_target(ns))
+        change.files = uninstall_files(_commands_folder(ns))
     except (SettingsError, OSError) as exc:
         print(f"hindsight-hooks uninstall: {exc}")
         return 1
