@@ -55,9 +55,18 @@ def test_recall_text_is_the_seed_format_per_backend(kit: Kit) -> None:
     retain(host, "project", "Kestrel builds use uv.", "Kestrel tests run with pytest.")
     retain(host, "user", "Kestrel user prefers short answers.")
     result, before, after = recall(host, query="Kestrel")
-    assert not result.is_error and result.details == {}
+    assert not result.is_error and set(result.details) == {"memories"}
     header, bullets = split(result.text)
     assert (header["n"], header["noun"]) == ("3", "memories") and header["stamp"] in before | after
+    # the same memories as data, in the order shown, each with its bank (issue 9 item 16)
+    records = result.details["memories"]
+    assert [r["text"] for r in records] == [b[2:].split(" (id: ")[0].split(" [world] (")[0] for b in bullets]
+    assert {r["text"]: r["bank"] for r in records} == {
+        "Kestrel builds use uv.": kit.project_bank,
+        "Kestrel tests run with pytest.": kit.project_bank,
+        "Kestrel user prefers short answers.": kit.user_bank,
+    }
+    assert all(r["id"] and isinstance(r["tags"], list) for r in records)
     assert len(bullets) == 3
     if kit.backend == "hindsight":
         stamps = mentioned(kit, kit.project_bank, "Kestrel") | mentioned(kit, kit.user_bank, "Kestrel")

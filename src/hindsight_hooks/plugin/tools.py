@@ -20,6 +20,7 @@ from ..hooks import HostContext, Tool, ToolResult
 from .delivery import deliver
 from .injected import strip_injected_blocks
 from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, iso_now, new_job
+from .recall_details import memory_records
 from .runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
 
@@ -380,6 +381,7 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
     noun = "memory" if len(hits) == 1 else "memories"
     bullets = [_local_bullet(h) if rt.backend_kind == "local" else _hindsight_bullet(h) for h in hits]
     text = f"Found {len(hits)} relevant {noun} (as of {stamp} UTC):\n\n" + "\n\n".join(bullets)
+    details["memories"] = memory_records(hits, results)
     return ToolResult.of_text(text, **details)
 
 
