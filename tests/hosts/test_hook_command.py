@@ -222,3 +222,40 @@ def test_state_files_are_private(tmp_path: Path, runner: HookRunner, project: Pr
     for path in files:
         assert os.stat(path).st_mode & 0o077 == 0, path
     assert json.loads(files[0].read_text(encoding="utf-8"))  # the notice was recorded
+
+
+def test_a_socket_in_a_folder_others_can_write_is_never_spoken_to(tmp_path: Path, project: Project) -> None:
+    import socket
+    import threading
+
+    from hindsight_hooks.hosts.hookclient import socket_path
+
+    home = tmp_path / "home"
+    home.mkdir()
+    runner = HookRunner(home, helper=True)
+    try:
+        os.chmod(runner.runtime, 0o777)  # as if someone else had made the folder in /tmp
+        squatter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        squatter.bind(socket_path(runner.env))
+        squatter.listen(8)
+        heard: list[bytes] = []
+
+        def listen() -> None:
+            while True:
+                try:
+                    conn, _ = squatter.accept()
+                except OSError:
+                    return
+                heard.append(conn.recv(65536))
+                conn.close()
+
+        threading.Thread(target=listen, daemon=True).start()
+        s = _session(tmp_path, project)
+        s.turn("the secret launch date is in May", "ok")
+        result = runner.run("UserPromptSubmit", s.event("UserPromptSubmit", prompt="when is the launch?"))
+        assert result.returncode == 0 and isinstance(result.answer, dict)
+        squatter.close()
+        assert heard == []
+        assert [p.name for p in runner.runtime.iterdir()] == [Path(socket_path(runner.env)).name]  # no helper
+    finally:
+        runner.close()

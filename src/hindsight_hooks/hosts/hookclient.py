@@ -155,13 +155,23 @@ def ask_helper(path: str, host: str, event: str, raw: bytes, timeout_s: float) -
     return data if data.strip() else None
 
 
+def private_folder(path: str) -> bool:
+    """The socket's folder exists, is ours and nobody else's: only then is the socket trusted
+    (a folder in /tmp made by someone else could hold a socket that reads our prompts)."""
+    try:
+        info = os.lstat(os.path.dirname(path))
+    except OSError:
+        return False
+    import stat
+
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
 def start_helper(path: str) -> None:
     """Start the helper for ``path``, detached, with our environment; never waits for it."""
-    folder = os.path.dirname(path)
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
-        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if not private_folder(path):
             return  # not a private folder of ours: no helper (in-process answers still work)
         subprocess.Popen(
             [sys.executable, "-m", "hindsight_hooks.hosts.helper", "--socket", path],
@@ -192,7 +202,7 @@ def main(host: str, event: str) -> None:
         raw = b""
     if env.get(HELPER_ENV, "").lower() not in ("0", "off", "no", "false"):
         path = socket_path(env)
-        answer = ask_helper(path, host, event, raw, limit)
+        answer = ask_helper(path, host, event, raw, limit) if private_folder(path) else None
         if answer is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             _write_out(answer)
