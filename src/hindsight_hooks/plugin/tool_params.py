@@ -152,7 +152,7 @@ class _ScopedQuery(_Params):
 
 
 class RecallParams(_ScopedQuery):
-    query: str = Field(min_length=1, description="Natural-language search query (secrets in it are redacted before the search).")
+    query: str = Field(min_length=1, description="Natural-language search query; secrets in it are redacted first.")
     bank: Literal["all", "project", "user", "global"] = "all"
     types: list[MemoryType] | None = None
     budget: Budget | None = None
