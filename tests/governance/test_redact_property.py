@@ -10,6 +10,7 @@ name are judged as code).
 
 from __future__ import annotations
 
+import base64
 import json
 import string
 
@@ -102,6 +103,18 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
                 "cookie",
                 "kwarg",
                 "header",
+                # issue 9 item 2: the families that once survived (ADR-061)
+                "pypi",
+                "twilio",
+                "sendgrid",
+                "telegram",
+                "vault",
+                "mailgun",
+                "slack_webhook",
+                "connection_string",
+                "cli_password",
+                "docker_auth",
+                "name_prefixed",
             ]
         )
     )
@@ -141,6 +154,8 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
         lines = [draw(_chars(B64, 20, 64)) for _ in range(draw(st.integers(1, 4)))]
         body = "\n".join(lines)
         return f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----", lines[0]
+    if kind in NEW_FAMILY_KINDS:
+        return draw(new_family(kind))
     value = draw(credential())
     if kind == "userinfo":
         value = draw(credential(punctuation="-._~!*+"))
@@ -178,6 +193,89 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
         return f"connect(host='db', password='{value}')", value
     # header
     return f"X-Api-Key: {value}", value
+
+
+HEX = "0123456789abcdef"
+NEW_FAMILY_KINDS = frozenset(
+    {
+        "pypi",
+        "twilio",
+        "sendgrid",
+        "telegram",
+        "vault",
+        "mailgun",
+        "slack_webhook",
+        "connection_string",
+        "cli_password",
+        "docker_auth",
+        "name_prefixed",
+    }
+)
+
+
+@st.composite
+def new_family(draw: st.DrawFn, kind: str) -> tuple[str, str]:
+    """The families of issue 9 item 2. Shapes whose rule needs a word boundary (a short prefix,
+    a command name) are planted after a line break or space: glued to a word they are no longer
+    that shape (``TASK<hex>``, ``xmysql``)."""
+    if kind == "pypi":
+        body = draw(_chars(B64URL, 50, 120))
+        return f"pypi-AgEIcHlwaS5vcmc{body}", body
+    if kind == "twilio":
+        body = draw(_chars(HEX, 32, 32))
+        return f" SK{body} ", body
+    if kind == "sendgrid":
+        head = draw(_chars(B64URL, 21, 21)) + draw(st.sampled_from(string.digits))
+        body = draw(_chars(B64URL, 42, 42)) + draw(st.sampled_from(string.digits))
+        return f" SG.{head}.{body} ", body
+    if kind == "telegram":
+        bot = draw(_chars(string.digits, 8, 10))
+        body = draw(_chars(B64URL, 33, 33))
+        return f" {bot}:AA{body} ", "AA" + body
+    if kind == "vault":
+        body = draw(_chars(B64URL, 24, 90))
+        return f"hv{draw(st.sampled_from('sb'))}.{body}", body
+    if kind == "mailgun":
+        body = draw(_chars(HEX, 32, 32))
+        return f" key-{body} ", body
+    if kind == "slack_webhook":
+        team = draw(_chars(string.ascii_uppercase + string.digits, 8, 10))
+        hook = draw(_chars(string.ascii_uppercase + string.digits, 8, 10))
+        body = draw(_chars(ALNUM, 24, 24))
+        return f"https://hooks.slack.com/services/T{team}/B{hook}/{body}", body
+    value = draw(credential(punctuation="!@#%^*+_-./~"))
+    if kind == "connection_string":
+        name = draw(st.sampled_from(["Password", "Pwd", "PWD", "AccountKey", "SharedAccessKey", "password"]))
+        return f"\nServer=tcp:db,1433;Database=app;{name}={value};Encrypt=True\n", value
+    if kind == "cli_password":
+        form = draw(
+            st.sampled_from(
+                [
+                    "mysql -uroot -p{v} shop",
+                    "mysqldump -u root -p'{v}' shop",
+                    "sshpass -p '{v}' ssh host",
+                    "sshpass -p {v} ssh host",
+                    "az login -u me@example.com -p {v}",
+                    "docker login -u ci -p {v} registry",
+                    "redis-cli -a {v} ping",
+                    "curl -u admin:{v} https://x",
+                    "PGPASSWORD={v} psql -h db",
+                    "MYSQL_PWD={v} mysql",
+                    "openssl pkcs12 -passout pass:{v}",
+                ]
+            )
+        )
+        return "\n" + form.format(v=value) + "\n", value
+    if kind == "docker_auth":
+        user = draw(_chars(string.ascii_lowercase, 3, 10))
+        blob = base64.b64encode(f"{user}:{value}".encode()).decode()
+        return json.dumps({"auths": {"registry.example.com": {"auth": blob}}}), blob
+    # name_prefixed: a value that starts with its own key's name, then digits
+    name = draw(st.sampled_from(["password", "token", "secret", "passwd", "apikey", "DB_PASSWORD", "api_token"]))
+    stem = name.lower().split("_")[-1]
+    value = draw(st.sampled_from([stem, stem[:3], stem.capitalize()])) + draw(_chars(string.digits, 3, 12))
+    sep = draw(st.sampled_from(["=", ": ", " = "]))
+    return f"\n{name}{sep}{value}\n", value
 
 
 COMMON = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,8 +7,11 @@ diagnostics, receipts, snapshots, notices and logs.
 Two kinds of rule run in order:
 
 1. **Shapes** (``secret_shapes``) — PEM blocks, ``Bearer`` credentials, vendor keys
-   (OpenAI/Anthropic, GitHub, AWS, Slack, Google, Stripe, GitLab, npm, Hugging Face), JWTs,
-   cookie headers, URL userinfo and secret-named query parameters.
+   (OpenAI/Anthropic, GitHub, AWS, Slack, Google, Stripe, GitLab, npm, Hugging Face, and the
+   table in ``secret_vendors``: PyPI, Twilio, SendGrid, Telegram, Vault, Mailgun, webhook URLs,
+   …), JWTs, cookie headers, URL userinfo, secret-named query parameters, and secrets known by
+   the format around them (``secret_fields``: connection strings, base64 ``user:pass`` auth
+   fields, a credential after a spaced label; ``secret_cli``: password flags of common tools).
 2. **Named values** (``secret_names``) — ``password = …``, ``"token": "…"``, ``API_KEY=…``,
    ``--token …``. The name says "secret" but the value may be ordinary code
    (``password = get_password()``), so the value is judged: literals and credential-looking

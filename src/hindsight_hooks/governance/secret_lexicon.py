@@ -189,21 +189,39 @@ def looks_random(token: str) -> bool:
 
 
 def _related(value: str, keyword: str) -> bool:
-    """``password=password``, ``token=tok``, ``secret=s``: a variable named after the secret."""
+    """``password=password``, ``token=tok``, ``secret=s``: a variable named after the secret.
+
+    A name *plus digits* is not one: ``password123``, ``tok1234567890``, ``Password2024`` are
+    how weak secrets are made, and a variable named after its key rarely carries a number.
+    """
     v = value.lower().strip("_")
+    if len(v) <= 3:
+        return True
+    if any(c.isdigit() for c in v):
+        return False
     k = re.sub(r"[^a-z]", "", keyword.lower())
-    return len(v) <= 3 or k.startswith(v[:3]) or v.startswith(k[:3])
+    return k.startswith(v[:3]) or v.startswith(k[:3])
 
 
-def unquoted_is_code(token: str, keyword: str, after: str) -> bool:
+def _weak_secret(head: str) -> bool:
+    """``SuperSecret123``, ``pgPass2024``: one word (or camel humps) with lower case and a trailing
+    number reads as an identifier but is how weak passwords are made. Constants (``API_KEY_V2``)
+    are upper case, and snake_case with a number (``hide_cookie2``) is a variable."""
+    return head[-1].isdigit() and "_" not in head.strip("_") and any(c.islower() for c in head) and len(head) > 3
+
+
+def unquoted_is_code(token: str, keyword: str, after: str, name: str = "") -> bool:
     """Whether an unquoted value after a secret name is code (kept) rather than a secret.
 
-    ``after`` is the text right after the token (a few chars), to spot ``a = b = c`` chains.
+    ``after`` is the text right after the token (a few chars), to spot ``a = b = c`` chains;
+    ``name`` is the whole name when known (``self.cookie2 = cookie2`` passes a variable on).
     Single plain words (``hunter``) are *not* code: after a secret name they are more likely a
     weak password than a variable, and redacting a variable costs only readability.
     """
     if is_placeholder(token) or token[0] in "[{(" or token.startswith(("${", "$(")):
         return True  # a template, a mask, a shell expansion, or a list/dict/tuple literal
+    if name and token.lower() == name.rsplit(".", 1)[-1].lower() and IDENT_CHAIN.fullmatch(token):
+        return True  # the variable the name is named after: ``password2=password2``
     chain = IDENT_CHAIN.match(token)
     if chain:
         head = chain.group(0)
@@ -217,6 +235,10 @@ def unquoted_is_code(token: str, keyword: str, after: str) -> bool:
             if not rest and (len(segments) > 1 or _CHAINED_ASSIGNMENT.match(after)):
                 return True  # self.password, settings.SECRET_KEY, passwd = acct = ''
             multiword = "_" in head.strip("_") or _CAMEL_HUMP.search(head) is not None
-            if not rest and (multiword or _CAPITALISED_WORD.fullmatch(head) or _related(head, keyword)):
+            if (
+                not rest
+                and not _weak_secret(head)
+                and (multiword or _CAPITALISED_WORD.fullmatch(head) or _related(head, keyword))
+            ):
                 return True  # api_key, secretKey, Token, password=password, token=tok
     return bool(_NUMBER.fullmatch(token))

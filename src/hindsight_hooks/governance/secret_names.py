@@ -149,7 +149,7 @@ class _Scanner:
             if key is not None and key.start < self.pos:
                 key = self._key(i, self.pos)
             if key is not None and key.value_at >= 0:
-                self._value(key.value_at, m.group(0))
+                self._value(key.value_at, m.group(0), name=self.text[key.start : key.end])
         if not self.out:
             return self.text
         self.out.append(self.text[self.pos :])
@@ -177,7 +177,7 @@ class _Scanner:
             self.cut = True
         return end
 
-    def _value(self, v: int, keyword: str, depth: int = 0) -> None:
+    def _value(self, v: int, keyword: str, depth: int = 0, name: str = "") -> None:
         text = self.text
         if text.startswith("[REDACTED", v):
             return
@@ -201,7 +201,7 @@ class _Scanner:
         if open_mark >= 0 and text.startswith("]", end) and is_placeholder(text[v : end + 1]):
             end += 1  # the run stopped inside an earlier rule's placeholder: it is only that
         # A run cut before a swallowed name is a value fragment glued to that name: redact it.
-        if end > v and (self.cut or not unquoted_is_code(text[v:end], keyword, text[end : end + 4])):
+        if end > v and (self.cut or not unquoted_is_code(text[v:end], keyword, text[end : end + 4], name)):
             self._emit(v, end)
 
     def _quoted(self, body_start: int, quote: str, depth: int) -> None:

@@ -13,6 +13,8 @@ import bisect
 import re
 from collections.abc import Callable
 
+from .secret_cli import redact_cli_passwords
+from .secret_fields import redact_auth_fields, redact_connection_strings, redact_spaced_labels
 from .secret_lexicon import (
     HEADER_REST,
     REDACTED,
@@ -22,6 +24,7 @@ from .secret_lexicon import (
     looks_random,
     secret_word_ending,
 )
+from .secret_vendors import redact_vendor_tokens
 
 Replacement = str | Callable[[re.Match[str]], str]
 
@@ -224,12 +227,19 @@ def redact_shapes(text: str) -> str:
     """Apply every shape rule, most specific first.
 
     URL userinfo goes before the token rules: a credential run glued in front of a URL
-    (``Bearer xyzpostgres://app:pw@db``) would otherwise swallow the scheme that marks it.
+    (``Bearer xyzpostgres://app:pw@db``) would otherwise swallow the scheme that marks it. The
+    vendor table and the format rules of ADR-061 follow the rules of ADR-009.
     """
     text = redact_pem(text)
     text = redact_userinfo(text)
     for pattern, replacement in TOKEN_RULES:
         text = pattern.sub(replacement, text)
+    text = redact_vendor_tokens(text)
     text = redact_jwt(text)
     text = redact_cookies(text)
-    return redact_query(text)
+    # A connection string's ``;Password=a&b;`` before the query rule, which would stop at ``&``.
+    text = redact_connection_strings(text)
+    text = redact_query(text)
+    text = redact_auth_fields(text)
+    text = redact_cli_passwords(text)
+    return redact_spaced_labels(text)
