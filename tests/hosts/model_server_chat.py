@@ -58,14 +58,16 @@ class ChatCompletions:
                 }
             )
         chunk = {**base, "object": "chat.completion.chunk"}
-        events: list[tuple[str | None, Any]] = [
-            (None, {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
-        ]
+
+        def event(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> tuple[None, Any]:
+            return (None, {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra})
+
+        events: list[tuple[str | None, Any]] = [event({"role": "assistant"})]
         if reply.text:
-            events.append((None, {**chunk, "choices": [{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}]}))
+            events.append(event({"content": reply.text}))
         if calls:
-            events.append((None, {**chunk, "choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": None}]}))
-        events.append((None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage}))
+            events.append(event({"tool_calls": calls}))
+        events.append(event({}, finish, usage=usage))
         return Response(sse=events)
 
 
