@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import sys
 
 HELPER_ENV = "HINDSIGHT_HOOK_HELPER"
@@ -169,6 +168,8 @@ def private_folder(path: str) -> bool:
 
 def start_helper(path: str) -> None:
     """Start the helper for ``path``, detached, with our environment; never waits for it."""
+    import subprocess  # only here: most hooks find the helper and never need it
+
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         if not private_folder(path):
