@@ -77,13 +77,44 @@ def _load_modules() -> None:
             print(f"hindsight-hooks: could not load {module}: {type(exc).__name__}", file=sys.stderr)
 
 
+def existing_folder(text: str) -> Path:
+    """``--cwd``: a folder that exists, or a usage error (exit 2) before anything runs.
+
+    Every command keeps its state under ``<cwd>/.hindsight``; a mistyped ``--cwd`` must not
+    quietly become a new project (made as whoever runs it, wherever the typo points) that
+    ``status``, ``doctor`` and ``queue`` then report on as if it were the real one (ADR-072).
+    """
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(
+            f"no such folder: {text} (give an existing project folder; nothing was created)"
+        )
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {text} (give the project folder, not a file in it)")
+    return path
+
+
 def add_common_args(parser: argparse.ArgumentParser) -> None:
     """The options every subcommand accepts (BEHAVIOUR.md §10)."""
-    parser.add_argument("--cwd", type=Path, default=None, help="project folder (default: the current folder)")
-    parser.add_argument("--session-file", type=Path, default=None, help="the host session file, if any")
-    parser.add_argument("--host-name", default="agent", help="host name used in tags (default: agent)")
-    parser.add_argument("--yes", action="store_true", help="confirm actions that would otherwise ask")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--cwd",
+        type=existing_folder,
+        default=None,
+        metavar="FOLDER",
+        help="the project folder, which must exist (default: the current folder)",
+    )
+    parser.add_argument(
+        "--session-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the host session (transcript) file this command speaks for (default: the CLI's own session)",
+    )
+    parser.add_argument("--host-name", default="agent", metavar="NAME", help="host name used in tags (default: agent)")
+    parser.add_argument(
+        "--yes", action="store_true", help="answer yes to any question (needed when there is no terminal to ask)"
+    )
+    parser.add_argument("--json", action="store_true", help="print structured data as JSON instead of text")
 
 
 def cwd_of(ns: argparse.Namespace) -> Path:
@@ -152,6 +183,13 @@ def _run_config(ns: argparse.Namespace) -> int:
             "effective_backend": loaded.config.effective_backend(),
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
+    elif loaded.error:
+        # The error is the one thing to read: a page of defaults above it would bury it.
+        print(f"hindsight-hooks: config error: {loaded.error}", file=sys.stderr)
+        print(
+            "hindsight-hooks: memory stays off until this is fixed; then run `hindsight-hooks config` again",
+            file=sys.stderr,
+        )
     else:
         files = dict(loaded.files)
         print(f"# project config: {files.get('project') or str(project_config_path(cwd)) + ' (not found)'}")
@@ -162,8 +200,6 @@ def _run_config(ns: argparse.Namespace) -> int:
             print(f"{key} = {_show(value)}  ({source})")
         for warning in loaded.warnings:
             print(f"warning: {warning}")
-        if loaded.error:
-            print(f"error: {loaded.error}")
     return 1 if loaded.error else 0
 
 

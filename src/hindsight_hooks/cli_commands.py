@@ -12,9 +12,10 @@ one-shot session (``session_start`` … ``shutdown``), so a retain is delivered 
 queued exactly as it would be in a host. ``retain on|off`` keeps meaning the
 ``/hindsight:retain`` command (§10); ``--memory`` stores those words as a memory instead.
 
-Output: the result text on stdout (``warning: `` prefixed), errors on stderr; ``--json``
-prints the structured data. Exit codes: 0 for info and warning results, 1 for errors, 2 for
-bad arguments (the command's usage warning, like argparse's own usage errors).
+Output (ADR-072): the result text on stdout, errors and usage on stderr; ``--json`` prints the
+structured data. Notices below ``warning`` are not shown (see :mod:`cli_ui`). Exit codes: 0 for
+info and warning results, 1 for errors and for a question left unanswered because there was no
+terminal and no ``--yes``, 2 for bad arguments (the command's usage warning, like argparse's).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from .cli import cwd_of, register
+from .cli_tool_args import advice, text_of
+from .cli_ui import CLI_TAG, CliUI, format_result, needs_yes_hint
 from .hooks import Command, CommandResult, Host, ToolResult
 
 STATUS_COMMAND = "hindsight"
@@ -69,6 +72,27 @@ TRANSCRIPT_COMMANDS = frozenset({"hindsight:import", "hindsight:import-current",
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _COMMON_FLAGS = frozenset({"--json", "--cwd", "--session-file", "--host-name", "--yes"})
 
+FLAG_HELP = {
+    "--jobs": "also list every queued job (id, bank, source, attempts, next attempt)",
+    "--requeue-dead": "move the dead-letter jobs back into the queue for another try",
+    "--fix": "repair what is safe to repair (damaged files are moved aside, never deleted)",
+    "--force": "replace an existing config; the old file is kept as a backup",
+    "--prune": "remove the blocks found (never from the active session file; a backup is kept)",
+    "--dry-run": "show what would be imported and write nothing",
+    "--preview": "the same as --dry-run",
+    "--all-leaves": "import every branch of a session, not only the current one",
+}
+"""Help for the flags the slash commands' usage lines name; a new flag needs a line here."""
+
+ARG_HELP = {
+    "hindsight:mode": "normal, read-only (recall but never retain) or ignored (no recall, no retain)",
+    "hindsight:tag": "add TAG or remove TAG: a session tag merged into every retain",
+    "hindsight:route": "the text to route (a dry run: nothing is stored)",
+    "hindsight:recall-cleanup": "the session file to scan (default: the one --session-file names)",
+    "hindsight:import-file": "the session file or chat transcript to import",
+}
+"""Help for the positional words of the commands that take any (the rest take none)."""
+
 
 # -- naming ------------------------------------------------------------------------------------
 def cli_name(command_name: str) -> str | None:
@@ -78,6 +102,14 @@ def cli_name(command_name: str) -> str | None:
     if command_name.startswith(COMMAND_PREFIX) and len(command_name) > len(COMMAND_PREFIX):
         return command_name[len(COMMAND_PREFIX) :]
     return None
+
+
+def usage_words(command_name: str, usage: str) -> str:
+    """The positional part of a usage line as a metavar (``add|remove TAG``); ``""`` when none."""
+    rest = usage.removeprefix(f"/{command_name}")
+    rest = re.sub(r"\[[^\]]*--[^\]]*\]", " ", rest)  # the [--flag] groups
+    rest = re.sub(r"<([^>]*)>", lambda m: m.group(1).upper(), rest)
+    return " ".join(rest.replace("[", " ").replace("]", " ").split())
 
 
 def usage_flags(usage: str) -> list[str]:
@@ -101,11 +133,9 @@ def load_catalog() -> dict[str, Command]:
 
 
 # -- running -------------------------------------------------------------------------------------
-def make_ui(ns: argparse.Namespace) -> Any:
-    from .chat.terminal_ui import TerminalUI
-
+def make_ui(ns: argparse.Namespace) -> CliUI:
     interactive = bool(getattr(sys.stdin, "isatty", lambda: False)())
-    return TerminalUI(out=sys.stderr, assume_yes=bool(getattr(ns, "yes", False)), interactive=interactive)
+    return CliUI(assume_yes=bool(getattr(ns, "yes", False)), interactive=interactive)
 
 
 def session_file_for(ns: argparse.Namespace, command_name: str | None) -> Path | None:
@@ -117,8 +147,17 @@ def session_file_for(ns: argparse.Namespace, command_name: str | None) -> Path |
     return cwd_of(ns) / CLI_SESSION_FILE
 
 
-def make_host(ns: argparse.Namespace, command_name: str | None = None) -> Host:
-    return Host(cwd_of(ns), session_file=session_file_for(ns, command_name), host_name=ns.host_name, ui=make_ui(ns))
+def make_host(ns: argparse.Namespace, ui: CliUI, command_name: str | None = None) -> Host:
+    return Host(cwd_of(ns), session_file=session_file_for(ns, command_name), host_name=ns.host_name, ui=ui)
+
+
+def unanswered(ui: CliUI, code: int) -> int:
+    """Exit 1 (and say to pass ``--yes``) when the command stopped at a question nobody could answer."""
+    hint = needs_yes_hint(ui)
+    if hint is None:
+        return code
+    print(hint, file=sys.stderr)
+    return code or 1
 
 
 def exit_code(result: CommandResult) -> int:
@@ -152,14 +191,13 @@ def emit_tool(result: ToolResult, as_json: bool) -> int:
 
 
 def _emit_command(result: CommandResult, as_json: bool) -> int:
+    code = exit_code(result)
     if as_json:
         payload = result.data if result.data is not None else {"text": result.text, "level": result.level}
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
     else:
-        from .chat.terminal_ui import format_result
-
-        print(format_result(result), file=sys.stderr if result.level == "error" else sys.stdout)
-    return exit_code(result)
+        print(format_result(result), file=sys.stdout if code == 0 else sys.stderr)
+    return code
 
 
 def _emit_tool(result: ToolResult, as_json: bool) -> int:
@@ -182,15 +220,25 @@ def _emit_tool(result: ToolResult, as_json: bool) -> int:
 def run_slash(ns: argparse.Namespace, command_name: str, argv: list[str]) -> int:
     """Run ``/command_name argv…`` in a lazily initialised session (commands need no ``start``)."""
     line = f"/{command_name}" + (f" {shlex.join(argv)}" if argv else "")
-    result = make_host(ns, command_name).command(line)
-    return emit_command(result, bool(ns.json))
+    ui = make_ui(ns)
+    result = make_host(ns, ui, command_name).command(line)
+    return unanswered(ui, emit_command(result, bool(ns.json)))
 
 
 def run_tool(ns: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
-    """Call a tool inside a full one-shot session: start, call, shutdown (flush within its bound)."""
-    with make_host(ns) as host:
+    """Call a tool inside a full one-shot session: start, call, shutdown (flush within its bound).
+
+    Arguments are checked first (:func:`advice`): a bad one is a usage error (exit 2) that says
+    what to type, before any session starts.
+    """
+    why = advice(tool, arguments)
+    if why is not None:
+        print(f"{CLI_TAG}{why}", file=sys.stderr)
+        return 2
+    ui = make_ui(ns)
+    with make_host(ns, ui) as host:
         result = host.call_tool(tool, arguments)
-    return emit_tool(result, bool(ns.json))
+    return unanswered(ui, emit_tool(result, bool(ns.json)))
 
 
 # -- slash-command pass-throughs -------------------------------------------------------------------
@@ -202,22 +250,25 @@ def _pass_through(
     command: Command,
 ) -> tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
     flags = usage_flags(command.usage)
+    words = usage_words(command.name, command.usage)
 
     def add_args(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "args",
-            nargs="*",
-            metavar="ARG",
-            help="the command's arguments (use -- before words that start with a dash)",
-        )
+        if words:
+            parser.add_argument(
+                "args",
+                nargs="*",
+                metavar=words,
+                help=ARG_HELP.get(command.name, f"see the slash command below ({words})"),
+            )
         for flag in flags:
             if flag not in _COMMON_FLAGS:
-                parser.add_argument(flag, dest=_dest(flag), action="store_true", help=f"the command's {flag}")
+                help_text = FLAG_HELP.get(flag, f"see the slash command below ({flag})")
+                parser.add_argument(flag, dest=_dest(flag), action="store_true", help=help_text)
         if command.usage:
             parser.epilog = f"slash command: {command.usage}"
 
     def run(ns: argparse.Namespace) -> int:
-        argv = list(ns.args)
+        argv = list(getattr(ns, "args", []))
         argv += [f for f in flags if f not in _COMMON_FLAGS and getattr(ns, _dest(f), False)]
         if ns.json and "--json" in flags:
             argv.append("--json")
@@ -247,13 +298,31 @@ def _words(ns: argparse.Namespace) -> str:
     return " ".join(ns.words).strip()
 
 
+_BUDGET_HELP = "how hard to search: low, mid or high (default: the config's tools.recall_budget)"
+
+
 def _add_recall(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("words", nargs="+", metavar="QUERY", help="what to search for")
-    parser.add_argument("--bank", choices=["all", "project", "user"], default="all")
-    parser.add_argument("--budget", choices=["low", "mid", "high"], default=None)
-    parser.add_argument("--max-tokens", type=int, default=None)
-    parser.add_argument("--tag", action="append", default=None, help="filter by tag (repeatable)")
-    parser.add_argument("--tags-match", choices=["any", "all", "any_strict", "all_strict", "exact"], default=None)
+    parser.add_argument("words", nargs="+", metavar="QUERY", help="what to search for, in plain words")
+    parser.add_argument(
+        "--bank", choices=["all", "project", "user"], default="all", help="which bank to search (default: all)"
+    )
+    parser.add_argument("--budget", choices=["low", "mid", "high"], default=None, help=_BUDGET_HELP)
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="return at most about N tokens of memories (default: the config's tools.recall_max_tokens)",
+    )
+    parser.add_argument(
+        "--tag", action="append", default=None, metavar="TAG", help="only memories with this tag (repeatable)"
+    )
+    parser.add_argument(
+        "--tags-match",
+        choices=["any", "all", "any_strict", "all_strict", "exact"],
+        default=None,
+        help="how several --tag values must match (strict: untagged memories do not count)",
+    )
 
 
 def _run_recall(ns: argparse.Namespace) -> int:
@@ -274,18 +343,28 @@ def _add_retain(parser: argparse.ArgumentParser) -> None:
         "words",
         nargs="+",
         metavar="TEXT",
-        help="the memory to store, or on|off to switch automatic retain for the session (/hindsight:retain)",
+        help=(
+            "the memory to store; - reads it from stdin; on|off switches automatic retain for this session"
+            " (/hindsight:retain)"
+        ),
     )
     parser.add_argument("--memory", action="store_true", help="store the words as a memory even if they are on/off")
-    parser.add_argument("--context", default=None, help="provenance for the memory")
-    parser.add_argument("--bank", choices=["project", "user"], default="project")
-    parser.add_argument("--tag", action="append", default=None, help="extra tag (repeatable)")
+    parser.add_argument(
+        "--context", default=None, metavar="TEXT", help="where the memory comes from, e.g. 'design review'"
+    )
+    parser.add_argument(
+        "--bank",
+        choices=["project", "user"],
+        default="project",
+        help="project (default) or user (needs [banks.user] in the config)",
+    )
+    parser.add_argument("--tag", action="append", default=None, metavar="TAG", help="an extra tag (repeatable)")
 
 
 def _run_retain(ns: argparse.Namespace) -> int:
     if not ns.memory and len(ns.words) == 1 and ns.words[0] in ("on", "off"):
         return run_slash(ns, "hindsight:retain", [ns.words[0]])
-    item: dict[str, Any] = {"content": _words(ns)}
+    item: dict[str, Any] = {"content": text_of(ns.words).strip()}
     if ns.context:
         item["context"] = ns.context
     args: dict[str, Any] = {"items": [item], "bank": ns.bank}
@@ -295,10 +374,12 @@ def _run_retain(ns: argparse.Namespace) -> int:
 
 
 def _add_reflect(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("words", nargs="+", metavar="QUESTION", help="the question")
-    parser.add_argument("--context", default=None, help="extra context for the question")
-    parser.add_argument("--bank", choices=["project", "user"], default="project")
-    parser.add_argument("--budget", choices=["low", "mid", "high"], default=None)
+    parser.add_argument("words", nargs="+", metavar="QUESTION", help="the question, in plain words")
+    parser.add_argument("--context", default=None, metavar="TEXT", help="background that helps answer the question")
+    parser.add_argument(
+        "--bank", choices=["project", "user"], default="project", help="which bank to ask (default: project)"
+    )
+    parser.add_argument("--budget", choices=["low", "mid", "high"], default=None, help=_BUDGET_HELP)
 
 
 def _run_reflect(ns: argparse.Namespace) -> int:

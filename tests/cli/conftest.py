@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hindsight_hooks.chat.session_file import SessionFile
+from hindsight_hooks.hooks import assistant_message, user_message
+
 from ..chat.conftest import SCRIPT, clean_env, write_project
 
 
@@ -31,6 +34,15 @@ class Cli:
             timeout=timeout,
             check=False,
         )
+
+
+def write_chat_session(project: Path, said: str) -> Path:
+    """A one-exchange chat session (a Pi v3 file) under the project's sessions folder."""
+    session = SessionFile.create(project / ".hindsight" / "sessions" / "20250101T000000-abcdef.jsonl", project)
+    session.append(user_message(said))
+    session.append(assistant_message(f"Noted: {said}"))
+    session.close()
+    return session.path
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def test_mode_then_session_in_separate_processes(cli: Cli) -> None:
 def test_bad_arguments_exit_2_with_the_usage(cli: Cli) -> None:
     bad = cli("mode", "bogus")
     assert bad.returncode == 2
-    assert "usage: /hindsight:mode normal|read-only|ignored" in bad.stdout
+    assert bad.stdout == "" and "usage: /hindsight:mode normal|read-only|ignored" in bad.stderr
     unknown_flag = cli("queue", "--nope")
     assert unknown_flag.returncode == 2
     assert "unrecognized arguments" in unknown_flag.stderr
@@ -148,7 +148,7 @@ def test_chat_sessions_import_through_the_cli(cli: Cli, project: Path) -> None:
     assert preview.returncode == 0, preview.stderr
     assert "documents=1" in preview.stdout and "write=no" in preview.stdout
     cancelled = cli("import-file", str(session.path))  # no terminal, no --yes: nothing is written
-    assert "cancelled" in cancelled.stdout
+    assert cancelled.returncode == 1 and "cancelled" in cancelled.stdout and "--yes" in cancelled.stderr
     done = cli("import-file", str(session.path), "--yes")
     assert done.returncode == 0, done.stderr
     found = cli("recall", "invoices archived")

@@ -86,9 +86,11 @@ def test_config_parse_error_exits_1(tmp_path: Path) -> None:
     assert data["values"]["enabled"]["value"] is False
     text = run_cli(tmp_path, "config", "--cwd", str(cwd))
     assert text.returncode == 1
-    assert any(line.startswith("error: ") and str(bad) in line for line in text.stdout.splitlines())
-    # The file that does not parse is named as the project config, not reported missing.
-    assert f"# project config: {bad}" in text.stdout.splitlines()
+    # The error comes first, naming the file that does not parse (not "not found"), and is not
+    # buried under the effective config (issue 9 item 18).
+    assert text.stdout == ""
+    first = text.stderr.splitlines()[0]
+    assert first.startswith("hindsight-hooks: config error: ") and str(bad) in first and "line 2, column 10" in first
     assert data["files"] == {"project": str(bad)}
 
 

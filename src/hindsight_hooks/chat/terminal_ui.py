@@ -29,6 +29,11 @@ _PROGRESS = re.compile(r"^import: (?P<done>\d+)/(?P<total>\d+) (?P<rest>.*)$")
 _BAR_WIDTH = 24
 
 
+def is_progress(text: str) -> bool:
+    """Whether a notice is import progress (``import: i/N ...``), which is shown even when quiet."""
+    return _PROGRESS.match(text) is not None
+
+
 def progress_bar(done: int, total: int, rest: str) -> str:
     """``import [#######.....]  7/12 document(s) delivered to bank`` (clamped to the total)."""
     total = max(total, 1)

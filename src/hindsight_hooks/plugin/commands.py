@@ -13,6 +13,7 @@ import time
 import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
@@ -307,7 +308,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         data["last_receipt"] = receipt
         lines.append(
             f"last delivery: {receipt.get('created_at')} bank={receipt.get('bank_id')} "
-            f"outcome={receipt.get('outcome') or {}}"
+            f"{_describe_outcome(receipt.get('outcome'))}"
         )
     rc = cfg.recall
     lines.append(
@@ -318,6 +319,37 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         lines.append("config warnings: " + "; ".join(rt.loaded.warnings))
         data["config_warnings"] = list(rt.loaded.warnings)
     return CommandResult("\n".join(lines), level, data)
+
+
+def _describe_outcome(outcome: Any) -> str:
+    """A receipt's outcome in words (``1 item(s) stored, 2 operation(s)``), not a Python dict."""
+    if not isinstance(outcome, dict):
+        return "delivered"
+    parts = []
+    if isinstance(outcome.get("items_count"), int):
+        parts.append(f"{outcome['items_count']} item(s) stored")
+    if outcome.get("operations"):
+        parts.append(f"{len(outcome['operations'])} operation(s)")
+    if isinstance(outcome.get("tokens"), int):
+        parts.append(f"{outcome['tokens']} token(s)")
+    return ", ".join(parts) or "delivered"
+
+
+def _backup_path(path: Path) -> Path:
+    """A new ``config.toml.bak-<time>`` beside ``path``, reserved so two runs never share one.
+
+    Named by the second, with ``-2``, ``-3``... when that name is taken: ``init --force`` twice
+    in one second must keep both earlier files, not overwrite the first backup with the second.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for n in range(1, 10_000):
+        candidate = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            with open(candidate, "x"):
+                return candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free backup name beside {path}")
 
 
 def _last_receipt(rt: SessionRuntime) -> dict[str, Any] | None:
@@ -340,7 +372,7 @@ def cmd_init(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if path.exists():
         if "--force" not in argv:
             return CommandResult(f"{path} exists; re-run with --force to replace it (a backup is kept)", "warning")
-        backup = path.with_name(f"config.toml.bak-{int(time.time())}")
+        backup = _backup_path(path)
         shutil.copy2(path, backup)
     assert rt.identity is not None
     bank = rt.identity.project_bank_id or ""
