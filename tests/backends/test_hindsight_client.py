@@ -652,7 +652,7 @@ def test_exhausted_budget_fails_without_a_request() -> None:
 
 def test_get_retries_transient_errors_then_succeeds_with_growing_delays() -> None:
     busy = httpx.Response(503, json={"detail": "busy"})
-    rec = Recorder(busy, httpx.ConnectError("refused"), busy, ok({"status": "healthy"}))
+    rec = Recorder(busy, httpx.Response(429, json={"detail": "slow down"}), busy, ok({"status": "healthy"}))
     backend = make(rec, retry_base_ms=40.0, retry_jitter_ms=10.0)
     assert backend.health() == {"status": "healthy"}
     assert len(rec.requests) == 4
@@ -667,6 +667,20 @@ def test_get_gives_up_after_three_retries() -> None:
     with pytest.raises(HindsightError) as ei:
         make(rec).version()
     assert ei.value.kind == "transient" and len(rec.requests) == 4
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [httpx.ConnectError("[Errno 111] Connection refused"), httpx.RemoteProtocolError("Server disconnected")],
+)
+def test_get_without_any_answer_is_not_retried(failure: Exception) -> None:
+    """ADR 069: no answer is definitive for the call; only a server that answered "try again"
+    (408/425/429/5xx) is retried in-call."""
+    rec = Recorder(failure, ok({"status": "healthy"}))
+    with pytest.raises(HindsightError) as ei:
+        make(rec).health(timeout_s=5)
+    assert (ei.value.kind, ei.value.status) == ("transient", None)
+    assert len(rec.requests) == 1
 
 
 @pytest.mark.parametrize("status", [404, 401, 422])

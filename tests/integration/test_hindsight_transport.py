@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.base import BankSpec, RecallRequest
 from hindsight_hooks.backends.hindsight import HindsightBackend, HindsightError
 
 
@@ -161,20 +161,45 @@ def test_connection_refused_is_transient_without_status() -> None:
     backend.close()
 
 
-def test_server_that_accepts_then_closes_is_transient_and_gets_are_retried() -> None:
+def test_server_that_accepts_then_closes_gets_one_connection_per_call_not_backoff_retries() -> None:
+    """No answer at all is definitive for the call (ADR 069): a GET is not retried in-call with
+    1-4 s of backoff, which used to cost a hook's ensure about 7 s against such a server."""
     with serving("close") as srv:
-        backend = HindsightBackend(srv.url, retry_base_ms=5, retry_jitter_ms=1)
+        backend = HindsightBackend(srv.url)  # the default 1 s backoff: a retry would be visible
+        start = time.monotonic()
         with pytest.raises(HindsightError) as ei:
             backend.health(timeout_s=5)
+        took = time.monotonic() - start
         assert (ei.value.kind, ei.value.status) == ("transient", None)
         accepted_after_get = srv.accepted
         with pytest.raises(HindsightError) as ei:
             backend.retain_batch("b", [{"content": "x"}], operation_id="op", timeout_s=5)
         assert ei.value.kind == "transient"
         backend.close()
-    # 1 try + 3 retries; httpcore itself may reconnect once on a dropped keep-alive
-    assert 4 <= accepted_after_get <= 8
+    # one try; httpcore itself may reconnect once on a dropped keep-alive
+    assert 1 <= accepted_after_get <= 2
     assert srv.accepted - accepted_after_get <= 2
+    assert took < 0.9, "no backoff delay ran (the first one alone is >= 1 s)"
+
+
+def test_refused_connection_is_not_retried_in_call() -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    backend = HindsightBackend(f"http://127.0.0.1:{port}")
+    start = time.monotonic()
+    for call in (
+        lambda: backend.health(timeout_s=5),
+        lambda: backend.get_bank_config("b", timeout_s=5),
+        lambda: backend.ensure_bank("b", BankSpec(), timeout_s=5),
+    ):
+        with pytest.raises(HindsightError) as ei:
+            call()
+        assert (ei.value.kind, ei.value.status) == ("transient", None)
+    backend.close()
+    # three calls; one retry delay alone would be >= 1 s (before: about 3.5 s per call)
+    assert time.monotonic() - start < 0.9
 
 
 def _eof_within(srv: TinyServer, since: float, limit_s: float) -> float:

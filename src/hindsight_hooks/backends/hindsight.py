@@ -7,9 +7,11 @@ Decisions (ADR 013):
   reflect, which run on abandonable lanes (``hindsight_lanes``) so a deadline or the host's
   abort signal returns control at once and closes the socket.
 - Each request's timeout is ``min(timeout_ms, caller's remaining budget)``.
-- Only GETs retry in-call (≤3 retries on transient failures, 1 s·2^(n-1) + 0-500 ms jitter,
-  never past the caller's deadline). Writes never retry here: the durable queue resends with
-  the same ``operation_id``.
+- Only GETs retry in-call (≤3 retries when the server *answered* 408/425/429/5xx, 1 s·2^(n-1)
+  + 0-500 ms jitter, never past the caller's deadline). A request that got no answer at all (a
+  refused or reset connection, a peer that hung up) is not retried here: it is definitive for
+  this call, and the caller's cooldown and the durable queue decide when to try again (ADR 069).
+  Writes never retry here: the durable queue resends with the same ``operation_id``.
 - Every failure is one ``HindsightError`` with a kind the queue can act on; its detail is
   redacted, bounded, and never echoes request content or the API key.
 """
@@ -247,7 +249,10 @@ class HindsightBackend:
             try:
                 return self._once(op, method, path, body, params, budget, signal, abandonable, lenient)
             except HindsightError as err:
-                if not (retry and err.kind == "transient" and attempt < MAX_GET_RETRIES):
+                # Only a server that answered "try again" is retried; no answer at all (refused,
+                # reset, hung up) would cost seconds of backoff inside a hook for nothing (ADR 069).
+                answered = err.status is not None
+                if not (retry and answered and err.kind == "transient" and attempt < MAX_GET_RETRIES):
                     raise
                 attempt += 1
                 delay = self._retry_base_s * 2 ** (attempt - 1) + random.uniform(0.0, self._retry_jitter_s)
