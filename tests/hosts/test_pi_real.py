@@ -14,6 +14,8 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ import pytest
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 from .pi_rpc import PiRpc, PiWorld, is_notice, pi_executable, serve_pids
+from .readme_lines import install_line
 from .test_serve_stdio import _HangingRecall  # a Hindsight look-alike whose recall never answers
 
 LOCAL = 'backend = "local"\n\n[notifications]\nstartup = false\n'
@@ -244,3 +247,19 @@ def test_a_slow_python_costs_the_turn_its_memory_not_the_turn(tmp_path: Path, pi
         _HangingRecall.release.set()
         hang.shutdown()
         hang.server_close()
+
+
+def test_the_readme_install_line_as_written_gives_pi_memory(tmp_path: Path, pi: Path, model: ModelServer) -> None:
+    line = install_line("Pi")
+    assert line == "hindsight-hooks install pi"
+    world = PiWorld(tmp_path, model.url, LOCAL, install=False)
+    env = {**world.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{world.env['PATH']}"}
+    done = subprocess.run(["bash", "-c", line], cwd=world.project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (world.extension_dir / "index.ts").is_file()
+    with PiRpc(world, pi) as session:
+        session.prompt(DECISION)
+        assert session.close() == 0
+    offered = {tool["function"]["name"] for tool in (chats(model)[0].body or {}).get("tools", [])}
+    assert "hindsight_recall" in offered
+    assert any("Postgres 16" in text for text in stored_texts(world))
