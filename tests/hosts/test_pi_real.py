@@ -49,7 +49,7 @@ def model() -> Iterator[ModelServer]:
 
 def stored_texts(world: PiWorld) -> list[str]:
     """Every string held in the embedded store's tables (the proof of what memory kept)."""
-    db = world.tmp / "xdg-data" / "hindsight-hooks" / "memory.db"
+    db = Path(world.env["XDG_DATA_HOME"]) / "hindsight-hooks" / "memory.db"
     texts: list[str] = []
     with sqlite3.connect(db) as conn:
         tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
