@@ -33,7 +33,7 @@ def readme_command() -> str:
 def clean_checkout(dest: Path) -> Path:
     """The files ``pip install -e .`` needs, as a fresh checkout has them (no build leftovers)."""
     dest.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dest / name)
     shutil.copytree(
         ROOT / "src",
