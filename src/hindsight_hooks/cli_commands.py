@@ -196,7 +196,8 @@ def _emit_command(result: CommandResult, as_json: bool) -> int:
         payload = result.data if result.data is not None else {"text": result.text, "level": result.level}
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
     else:
-        print(format_result(result), file=sys.stdout if code == 0 else sys.stderr)
+        shown = result.text.strip() if code == 2 else format_result(result)  # usage speaks for itself
+        print(shown, file=sys.stdout if code == 0 else sys.stderr)
     return code
 
 
@@ -222,7 +223,16 @@ def run_slash(ns: argparse.Namespace, command_name: str, argv: list[str]) -> int
     line = f"/{command_name}" + (f" {shlex.join(argv)}" if argv else "")
     ui = make_ui(ns)
     result = make_host(ns, ui, command_name).command(line)
-    return unanswered(ui, emit_command(result, bool(ns.json)))
+    return unanswered(ui, emit_command(shell_usage(result, command_name), bool(ns.json)))
+
+
+def shell_usage(result: CommandResult, command_name: str) -> CommandResult:
+    """A usage warning spelled as the person typed it: ``usage: hindsight-hooks mode ...``."""
+    if exit_code(result) != 2:
+        return result
+    sub = cli_name(command_name) or command_name
+    text = re.sub(rf"(?m)^usage: /{re.escape(command_name)}(?=\s|$)", f"usage: hindsight-hooks {sub}", result.text)
+    return CommandResult(text, result.level, result.data)
 
 
 def run_tool(ns: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:

@@ -62,7 +62,7 @@ def test_mode_then_session_in_separate_processes(cli: Cli) -> None:
 def test_bad_arguments_exit_2_with_the_usage(cli: Cli) -> None:
     bad = cli("mode", "bogus")
     assert bad.returncode == 2
-    assert bad.stdout == "" and "usage: /hindsight:mode normal|read-only|ignored" in bad.stderr
+    assert bad.stdout == "" and "usage: hindsight-hooks mode normal|read-only|ignored" in bad.stderr
     unknown_flag = cli("queue", "--nope")
     assert unknown_flag.returncode == 2
     assert "unrecognized arguments" in unknown_flag.stderr
@@ -202,7 +202,7 @@ def test_recall_cleanup_and_import_current_as_subcommands(cli: Cli, project: Pat
     none = cli("recall-cleanup")
     assert none.returncode == 0 and none.stdout.strip() == "warning: no session file available"
     scan = json.loads(cli("recall-cleanup", str(path), "--json").stdout)
-    assert scan == {"path": str(path.resolve()), "count": 1, "lines": [3]}
+    assert scan == {"path": str(path.resolve()), "count": 1, "lines": [3], "injected": [3], "quoted": []}
     # the active session (named by --session-file) is never pruned
     refused = cli("recall-cleanup", str(path), "--prune", "--session-file", str(path))
     assert refused.returncode == 0 and "refusing to prune the active session file" in refused.stdout

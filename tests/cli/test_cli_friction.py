@@ -141,6 +141,12 @@ def test_bad_tool_arguments_say_what_to_type(cli: Cli) -> None:
         assert "[hindsight]" not in result.stderr  # refused before any session started
 
 
+def test_a_slash_command_usage_error_is_spelled_for_the_shell(cli: Cli) -> None:
+    result = cli("tag", "add")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "usage: hindsight-hooks tag add|remove <tag>\n"
+
+
 def test_every_flag_and_argument_has_real_help(tmp_path: Path, cli: Cli) -> None:
     common = {"--json", "--yes", "--cwd", "--session-file", "--host-name"}
     for command in Host(tmp_path, ui=NullUI()).commands().values():
