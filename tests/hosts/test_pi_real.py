@@ -29,7 +29,7 @@ from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 from .pi_rpc import PiRpc, PiWorld, is_notice, pi_executable, serve_pids
 from .readme_lines import install_line
-from .test_serve_stdio import _HangingRecall  # a Hindsight look-alike whose recall never answers
+from .test_serve_stdio import hanging_handler  # a Hindsight look-alike whose recall never answers
 
 LOCAL = 'backend = "local"\n\n[notifications]\nstartup = false\n'
 DECISION = "We decided to use Postgres 16 for the cache."
@@ -222,7 +222,8 @@ def test_a_python_without_hindsight_hooks_says_why(tmp_path: Path, pi: Path, mod
 
 
 def test_a_slow_python_costs_the_turn_its_memory_not_the_turn(tmp_path: Path, pi: Path, model: ModelServer) -> None:
-    hang = ThreadingHTTPServer(("127.0.0.1", 0), _HangingRecall)
+    handler = hanging_handler()
+    hang = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     hang.daemon_threads = True
     threading.Thread(target=hang.serve_forever, daemon=True).start()
     try:
@@ -244,7 +245,7 @@ def test_a_slow_python_costs_the_turn_its_memory_not_the_turn(tmp_path: Path, pi
         assert len(chats(model)) == 2
         assert not any(blocks_in(r) for r in chats(model))
     finally:
-        _HangingRecall.release.set()
+        handler.release.set()
         hang.shutdown()
         hang.server_close()
 

@@ -152,14 +152,20 @@ class _HangingRecall(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = _answer
 
 
+def hanging_handler() -> type[_HangingRecall]:
+    """A handler class with its own release event (one set by an earlier test must not carry over)."""
+    return type("HangingRecall", (_HangingRecall,), {"release": threading.Event()})
+
+
 @pytest.fixture
 def hanging_recall() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _HangingRecall)
+    handler = hanging_handler()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
-    _HangingRecall.release.set()
+    handler.release.set()
     server.shutdown()
     server.server_close()
 
