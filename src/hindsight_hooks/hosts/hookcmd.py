@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..host_sessions import session_file_for as session_file_for
 from .hookstate import HookSessionState, state_file
 
 if TYPE_CHECKING:
@@ -106,21 +107,6 @@ class HostAdapter(Protocol):
     def handle(self, hook: HookEvent, run: HookRun) -> dict[str, Any]:
         """Do the event's work through ``run``; return the answer (notices are added after)."""
         ...
-
-
-_UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def session_file_for(cwd: Path, session_id: str) -> Path:
-    """The never-written file that names the host's session ``session_id`` in the project.
-
-    The plugin derives a session's sid from its ``session_file``; the CLI (``--session-id``) and
-    ``hindsight-hooks mcp`` name sessions by id with this same file,
-    ``<cwd>/.hindsight/sessions/<id>.jsonl``, so a hook, a slash command and an MCP tool call of
-    one agent session share its mode, tags and retain cursor.
-    """
-    cleaned = _UNSAFE_ID.sub("-", session_id.strip())
-    return Path(cwd) / ".hindsight" / "sessions" / f"{cleaned}.jsonl"
 
 
 def load_adapter(host: str) -> HostAdapter | None:
