@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from hindsight_hooks.hooks import message_text
-from hindsight_hooks.hosts.claude_transcript import read_transcript
+from hindsight_hooks.importer.claude_session import read_transcript
 
 from .claude_lines import ClaudeSession
 

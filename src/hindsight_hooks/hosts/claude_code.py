@@ -120,7 +120,7 @@ def _text(msg: dict[str, Any]) -> str:
 
 
 def _transcript(hook: HookEvent, tail_bytes: int | None) -> list[dict[str, Any]]:
-    from .claude_transcript import read_transcript
+    from ..importer.claude_session import read_transcript
 
     if hook.transcript is None:
         return []
