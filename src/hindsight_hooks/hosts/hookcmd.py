@@ -59,6 +59,8 @@ OFFLINE_COOLDOWN_S = 30.0
 
 ADAPTERS: dict[str, str] = {
     "claude-code": "hindsight_hooks.hosts.claude_code:ADAPTER",
+    "codex": "hindsight_hooks.hosts.codex:ADAPTER",
+    "gemini": "hindsight_hooks.hosts.gemini:ADAPTER",
 }
 """Host name on the command line -> ``module:attribute`` of its :class:`HostAdapter`."""
 

@@ -1,0 +1,51 @@
+"""Reading an agent's JSONL transcript: whole or only its end, damaged lines skipped.
+
+Codex's rollout and Gemini CLI's session file are both one JSON object per line, appended while
+the agent runs. A hook that recalls needs only the last turns of what may be a file of many
+megabytes, so :func:`read_lines` can start ``tail_bytes`` before the end (dropping the first,
+cut line). A line that does not parse (the agent is writing it right now, or the file is
+damaged) is skipped; it is never an error.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def read_lines(path: Path, tail_bytes: int | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of the file (or of its last ``tail_bytes``), in order."""
+    with open(path, "rb") as fh:
+        if tail_bytes is not None:
+            size = os.fstat(fh.fileno()).st_size
+            if size > tail_bytes:
+                fh.seek(size - tail_bytes)
+                fh.readline()
+        data = fh.read()
+    out: list[dict[str, Any]] = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def epoch_ms(value: Any) -> int | None:
+    """An ISO-8601 time (``2026-11-24T18:12:57.043Z``) or a number as epoch milliseconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value:
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
