@@ -1,0 +1,172 @@
+"""What the in-process framework tests share (pydantic-ai, the OpenAI Agents SDK, LangChain).
+
+Each framework test runs the real library with our adapter against a model that records what it is sent,
+in a tmp project on the embedded store (``tests/plugin/hostkit.py``'s ``Project``), and then looks at the
+real files. The trouble cases are real too: a loopback port with nothing listening (a broken backend), a
+loopback socket that accepts and never answers (a hanging server), and state files full of garbage.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_hooks.hooks import Host, RecordingUI
+from hindsight_hooks.hosts.inprocess import Bounds, session_file
+
+from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, merged
+
+DECISION = "We decided to use Redis 7 for the session cache, with a 15 minute TTL."
+"""What session 1 states; session 2 must be shown it in our block."""
+
+DECISION_MARK = "Redis 7 for the session cache"
+QUESTION = "What did we decide about the session cache?"
+BLOCK_MARKERS = ("<hindsight-memory>", "</hindsight-memory>", "&lt;hindsight-memory&gt;", "Relevant prior memory")
+
+HINDSIGHT_KEY_REF = "HINDSIGHT_API_KEY_REF"
+SLACK_S = 8.0
+"""Framework overhead on a loaded 2-core machine, on top of the bounds the adapter promises."""
+
+TIGHT: dict[str, Any] = {
+    "notifications": {"startup": False},
+    "hindsight": {"timeout_ms": 1500},
+    "recall": {"timeout_ms": 1500},
+    "retain": {"flush_timeout_ms": 1500, "shutdown_flush_timeout_ms": 500},
+    "queue": {"lock_timeout_ms": 1000},
+}
+"""Small limits for the trouble cases, so a run's worst case is a few seconds."""
+
+
+def has_block(text: str) -> bool:
+    return any(marker in text for marker in BLOCK_MARKERS)
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME and XDG folders in ``tmp_path``; no Hindsight settings from the caller; cwd in the tmp folder."""
+    for key in list(os.environ):
+        if key.startswith("HINDSIGHT_HOOKS_") or key in ("HINDSIGHT_BASE_URL", "HINDSIGHT_API_KEY", HINDSIGHT_KEY_REF):
+            monkeypatch.delenv(key, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # the Agents SDK would export traces
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    monkeypatch.chdir(tmp_path)
+    yield home
+
+
+@pytest.fixture
+def project(tmp_path: Path, isolated_home: Path) -> Project:
+    """A project on the embedded store (the database in the project's own ``.hindsight``)."""
+    return Project(tmp_path / "repo", LOCAL_CONFIG)
+
+
+def stored_text(project: Project) -> str:
+    """Everything memory holds for the project: the store's documents and units."""
+    return "\n".join([t for _, _, t in project.documents()] + [c for _, c in project.units()])
+
+
+def recall_in_new_session(project: Project, query: str) -> str:
+    """What a fresh session of the project gets from the recall tool (through the public Host)."""
+    where = session_file(project.root, "check")
+    with Host(project.root, session_file=where, host_name="check", ui=RecordingUI()) as host:
+        return host.call_tool("hindsight_recall", {"query": query}).text
+
+
+def command_in_session(project: Project, session_id: str, line: str) -> str:
+    """A slash command in session ``session_id`` of the project, as ``hindsight-hooks --session-id`` runs it."""
+    host = Host(project.root, session_file=session_file(project.root, session_id), host_name="shell", ui=RecordingUI())
+    return host.command(line).text
+
+
+# --------------------------------------------------------------------------- trouble
+
+
+@dataclass
+class Trouble:
+    """One way memory can go wrong under a framework's run, set up in ``project``."""
+
+    name: str
+    project: Project
+    server: HangingServer | None = None
+
+    def bound_s(self, *, runs: int, model_calls: int, tool_calls: int = 0) -> float:
+        """The most the adapter may add to ``runs`` runs: the session start, a recall per model call, a
+        retain per run and each tool call at its bound, plus :data:`SLACK_S` for the framework itself."""
+        b = Bounds.for_project(self.project.root)
+        return b.start_s + model_calls * b.recall_s + runs * b.retain_s + tool_calls * b.tool_s + SLACK_S
+
+    def was_met(self) -> bool:
+        """The plugin really ran into the trouble: it waited on the hanging server, or moved a corrupt
+        state file aside (it never deletes what it cannot parse); a refused port leaves no trace."""
+        if self.name == "hanging-server":
+            return self.server is not None and self.server.accepted > 0
+        if self.name == "corrupt-state":
+            names = [p.name for p in self.project.state.rglob("*")]
+            return any(".corrupt" in n or n.endswith(".malformed.jsonl") for n in names)
+        return True
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+
+TROUBLES = ("broken-backend", "hanging-server", "corrupt-state")
+
+
+def make_trouble(name: str, root: Path) -> Trouble:
+    """``broken-backend``: a server URL where nothing listens; ``hanging-server``: one that accepts and
+    never answers; ``corrupt-state``: every state file of a used project replaced by garbage."""
+    if name == "broken-backend":
+        config = merged(TIGHT, {"backend": "hindsight", "hindsight": {"base_url": closed_port_url()}})
+        return Trouble(name, Project(root, config))
+    if name == "hanging-server":
+        server = HangingServer()
+        config = merged(TIGHT, {"backend": "hindsight", "hindsight": {"base_url": server.url}})
+        return Trouble(name, Project(root, config), server)
+    if name == "corrupt-state":
+        project = Project(root, merged(LOCAL_CONFIG, TIGHT))
+        corrupt_state(project)
+        return Trouble(name, project)
+    raise ValueError(name)
+
+
+def corrupt_state(project: Project) -> None:
+    state = project.state
+    (state / "retain-cursors.json").write_bytes(b"{not json")
+    (state / "retain-queue.jsonl").write_bytes(b'{"half a job"\n\x00\xff garbage\n')
+    (state / "retain-receipts.json").write_bytes(b"[[[")
+    for folder in ("session-meta", "injected-lines"):
+        (state / folder).mkdir(exist_ok=True)
+        for name in ("x.json", "y.json"):
+            (state / folder / name).write_bytes(b"\xff\xfe not json")
+    (state / "memory.db").write_bytes(b"this is not a SQLite database\x00" * 64)
+
+
+@pytest.fixture(params=TROUBLES)
+def trouble(request: pytest.FixtureRequest, tmp_path: Path, isolated_home: Path) -> Iterator[Trouble]:
+    made = make_trouble(str(request.param), tmp_path / "repo")
+    yield made
+    made.close()
+
+
+# --------------------------------------------------------------------------- README snippets
+
+
+def readme_snippet(heading: str) -> str:
+    """The first fenced ``python`` block under the README heading ``heading`` (any level), as written."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    at = re.search(r"^#+ " + re.escape(heading) + r"\s*$", readme, flags=re.MULTILINE)
+    assert at is not None, f"README has no heading {heading!r}"
+    block = re.search(r"^```python\n(.*?)^```", readme[at.end() :], flags=re.MULTILINE | re.DOTALL)
+    assert block is not None, f"README section {heading!r} has no python block"
+    return block.group(1)
