@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hindsight_hooks.cli import cwd_of, register
 
-INSTALLABLE = ("claude-code", "pi")
+INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
 
 def _hook_args(parser: argparse.ArgumentParser) -> None:
@@ -116,9 +116,52 @@ def _run_pi(ns: argparse.Namespace, verb: str) -> int:
     return 0
 
 
+def _run_hermes(ns: argparse.Namespace, verb: str) -> int:
+    """Hermes loads a memory provider from $HERMES_HOME (hosts/hermes_install.py); there is no project scope."""
+    from hindsight_hooks.hosts import hermes_install
+
+    if ns.scope == "project":
+        print(f"hindsight-hooks {verb}: Hermes has no project settings; its home is $HERMES_HOME (default ~/.hermes)")
+        return 2
+    try:
+        change = (hermes_install.install if verb == "install" else hermes_install.uninstall)()
+    except (hermes_install.InstallError, OSError) as exc:
+        print(f"hindsight-hooks {verb}: {exc}")
+        return 1
+    if ns.json:
+        config = change.config
+        fields = {"host": "hermes", "home": str(change.home), "folder": str(change.folder), "changed": change.changed}
+        fields |= {"written": change.written, "removed": change.removed, "kept": change.kept}
+        fields["config"] = str(config.path) if config else None
+        fields["config_changed"] = bool(config and config.changed)
+        fields["backup"] = str(config.backup) if config and config.backup else None
+        print(json.dumps({**fields, "warnings": change.warnings}))
+    else:
+        print(hermes_install.report(change, verb))
+    return 0
+
+
+def _run_agent(ns: argparse.Namespace, verb: str) -> int:
+    """Codex CLI and Gemini CLI: hooks, MCP server (and Gemini's commands) in one go (hosts/agent_install.py)."""
+    from hindsight_hooks.hosts import agent_install
+    from hindsight_hooks.hosts.install import SettingsError
+
+    try:
+        report = agent_install.run(ns.host, verb, ns.scope, cwd_of(ns))
+    except (SettingsError, OSError) as exc:
+        print(f"hindsight-hooks {verb}: {exc}")
+        return 1
+    print(json.dumps(report.as_json()) if ns.json else "\n".join(report.lines()))
+    return 0
+
+
 def _run_install(ns: argparse.Namespace) -> int:
+    if ns.host in ("codex", "gemini"):
+        return _run_agent(ns, "install")
     if ns.host == "pi":
         return _run_pi(ns, "install")
+    if ns.host == "hermes":
+        return _run_hermes(ns, "install")
     from hindsight_hooks.hosts.claude_code import hook_specs
     from hindsight_hooks.hosts.claude_commands import command_files
     from hindsight_hooks.hosts.install import SettingsError, install_files, install_hooks
@@ -133,8 +176,12 @@ def _run_install(ns: argparse.Namespace) -> int:
 
 
 def _run_uninstall(ns: argparse.Namespace) -> int:
+    if ns.host in ("codex", "gemini"):
+        return _run_agent(ns, "uninstall")
     if ns.host == "pi":
         return _run_pi(ns, "uninstall")
+    if ns.host == "hermes":
+        return _run_hermes(ns, "uninstall")
     from hindsight_hooks.hosts.install import SettingsError, uninstall_files, uninstall_hooks
 
     try:
