@@ -376,8 +376,9 @@ class StubHindsight:
     - ``POST …/memories/recall`` → ``{"results": memories}`` after ``recall_delay_s``.
     - ``GET …/mental-models`` waits for ``models_gate`` (set = no wait), then ``{"items": models}``;
       ``POST …/mental-models`` records the body in ``created``.
-    - ``POST …/memories`` (retain) → ``{"success": true, "items_count": n}``.
+    - ``POST …/memories`` (retain) → ``{"success": true, "items_count": n}`` after ``retain_delay_s``.
     - While ``down`` is true every request gets a 503.
+    - ``recall_errors``: statuses the next recalls answer with, one per recall (then normal again).
     """
 
     def __init__(self) -> None:
@@ -388,6 +389,8 @@ class StubHindsight:
         self.created: list[dict[str, Any]] = []
         self.requests: list[str] = []
         self.recall_delay_s = 0.0
+        self.retain_delay_s = 0.0
+        self.recall_errors: list[int] = []
         self.models_gate = threading.Event()
         self.models_gate.set()
         self.down = False
@@ -426,9 +429,15 @@ class StubHindsight:
                     else:
                         self._reply(200, {"items": list(stub.models)})
                 elif path.endswith("/memories/recall"):
+                    with stub._guard:
+                        error = stub.recall_errors.pop(0) if stub.recall_errors else None
+                    if error is not None:
+                        self._reply(error, {"detail": f"stub recall error {error}"})
+                        return
                     time.sleep(stub.recall_delay_s)
                     self._reply(200, {"results": list(stub.memories)})
                 elif path.endswith("/memories"):
+                    time.sleep(stub.retain_delay_s)
                     items = json.loads(raw or b"{}").get("items", [])
                     self._reply(200, {"success": True, "items_count": len(items), "async": False})
                 else:

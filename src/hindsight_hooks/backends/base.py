@@ -37,6 +37,15 @@ class BackendError(Exception):
         return self.message
 
 
+def server_unreachable(exc: BaseException) -> bool:
+    """The backend gave no answer at all: a timeout, or a transport failure without a response
+    (refused, reset, hung up). Only this cools a bank down; a server that answered — even with a
+    5xx — is tried again on the next turn (ADR 069)."""
+    if not isinstance(exc, BackendError):
+        return False
+    return exc.kind == "timeout" or (exc.kind == "transient" and exc.status is None)
+
+
 @dataclass
 class BankSpec:
     """What a bank is created with (used only at creation; existing banks are never modified)."""

@@ -6,7 +6,7 @@ notice per streak, and never reach the host.
 
 from __future__ import annotations
 
-from ..backends.base import BackendError
+from ..backends.base import BackendError, server_unreachable
 from ..governance.redact import redact_error
 from ..hooks import Command, HostContext, Message, Tool, hookimpl
 from . import registry
@@ -153,9 +153,11 @@ def _session_start(ctx: HostContext) -> None:
 def _connect(rt: SessionRuntime) -> None:
     """Ensure the banks within the startup budget; a dead server costs one bounded wait (ADR 017).
 
-    Once one bank's ensure times out or cannot connect, the other banks on the same server are
-    not tried again: each still gets its warning (with that error), and every failed bank cools
-    down, so the first turns skip recall with status ``offline`` instead of waiting once more.
+    Once one bank's ensure times out, cannot connect or gets a 5xx, the other banks on the same
+    server are not tried again: each still gets its warning (with that error). Banks whose
+    server gave no answer at all (timeout, refused) cool down, so the first turns skip recall
+    and delivery with status ``offline`` instead of waiting once more; a server that answered
+    with a 5xx is tried again on the first turn (ADR 069).
     """
     backend = rt.backend()
     if backend is None:
@@ -165,10 +167,12 @@ def _connect(rt: SessionRuntime) -> None:
     ok = True
     timeout_s = min(rt.cfg.hindsight.timeout_ms, STARTUP_ENSURE_MS) / 1000.0
     unreachable: str | None = None
+    no_answer = False
     for bank in [b for b in (rt.project_bank(), rt.user_bank()) if b]:
         if unreachable is not None:
             rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {unreachable}")
-            rt.start_cooldown(bank)
+            if no_answer:
+                rt.start_cooldown(bank)
             continue
         try:
             rt.ensure_bank(bank, timeout_s=timeout_s)
@@ -177,7 +181,9 @@ def _connect(rt: SessionRuntime) -> None:
             error = redact_error(exc)
             rt.warn_once(f"ensure:{bank}", f"could not reach memory bank {bank}: {error}")
             if isinstance(exc, BackendError) and exc.kind in _OUTAGE_KINDS:
-                rt.start_cooldown(bank)
+                no_answer = server_unreachable(exc)
+                if no_answer:
+                    rt.start_cooldown(bank)
                 unreachable = error
     rt.connection = "connected" if ok else "offline"
 

@@ -3,6 +3,12 @@
 Shared by auto-retain, the retain tools, commands, import and the timers: one place flushes,
 writes receipts, records the last error and keeps failures visible (status, one notice per
 streak) without ever raising into the host.
+
+A Hindsight bank whose server gave no answer at all (refused, timed out) is offline for the
+recall cooldown: automatic deliveries (``skip_offline``: agent_end, the timers, shutdown) leave
+its jobs queued without touching the network until the cooldown ends, and any delivery that
+gets no answer starts that cooldown (ADR 069). Explicit requests (the retain tools,
+``/hindsight:flush``, import) still try, as tools ignore the recall cooldown (§5.1).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ class DeliveryReport:
     dead_lettered: int = 0
     malformed: int = 0
     waiting: int = 0
+    in_flight: int = 0
+    offline: list[str] = field(default_factory=list)
     delivered: list[dict[str, Any]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     error: str | None = None
@@ -45,8 +53,12 @@ def deliver(
     max_jobs: int | None = None,
     force: bool = False,
     warn: bool = True,
+    skip_offline: bool = False,
 ) -> DeliveryReport:
-    """Flush (a subset of) the queue and report; failures become status + notices, never raises."""
+    """Flush (a subset of) the queue and report; failures become status + notices, never raises.
+
+    ``skip_offline``: leave the jobs of banks in their offline cooldown queued, untouched.
+    """
     report = DeliveryReport()
     backend = rt.backend()
     if backend is None:
@@ -62,6 +74,7 @@ def deliver(
         # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun §8.
         rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
 
+    offline = offline_banks(rt) if skip_offline and rt.backend_kind == "hindsight" else []
     try:
         with rt.backend_use():
             result = rt.queue().flush(
@@ -72,6 +85,7 @@ def deliver(
                 force=force,
                 banks=banks,
                 request_timeout_ms=request_ms,
+                skip_banks=set(offline),
             )
     except Exception as exc:
         report.error = redact_error(exc)
@@ -85,8 +99,12 @@ def deliver(
     report.dead_lettered = result.dead_lettered
     report.malformed = result.malformed
     report.waiting = result.waiting
+    report.in_flight = result.in_flight
     report.delivered = list(result.delivered)
     report.errors = dict(result.errors)
+    if rt.backend_kind == "hindsight":
+        for bank_id in result.unreachable:
+            rt.start_cooldown(bank_id)
     if result.outcome:
         rt.last_outcome = dict(result.outcome)
     _write_receipts(rt, report.delivered)
@@ -105,7 +123,21 @@ def deliver(
         rt.warn_once("dead-letter", f"{report.dead_lettered} retain job(s) moved to the dead-letter file")
     if report.malformed and warn:
         rt.warn_once("malformed", f"{report.malformed} malformed queue line(s) quarantined")
+    wanted = [b for b in offline if banks is None or b in banks]
+    report.offline = wanted
+    for bank_id in wanted:  # already reported when the server stopped answering: no new notice
+        report.errors.setdefault(bank_id, _offline_reason(rt))
     return report
+
+
+def offline_banks(rt: SessionRuntime) -> list[str]:
+    """Banks in their cooldown: their server gave no answer moments ago (ADR 069)."""
+    return sorted(b for b in list(rt.cooldown_until) if rt.in_cooldown(b))
+
+
+def _offline_reason(rt: SessionRuntime) -> str:
+    last = f" (last error: {rt.last_error})" if rt.last_error else ""
+    return f"the memory server did not answer{last}; delivery resumes after the cooldown, the job stays queued"
 
 
 def _write_receipts(rt: SessionRuntime, delivered: list[dict[str, Any]]) -> None:

@@ -71,6 +71,7 @@ class PeriodicFlusher:
                 banks=None,
                 budget_ms=rt.cfg.retain.periodic_flush_timeout_ms,
                 max_jobs=rt.cfg.retain.periodic_flush_max_jobs,
+                skip_offline=True,
             )
             return True
         except Exception:
@@ -124,6 +125,7 @@ def shutdown_flush(rt: SessionRuntime) -> None:
                 budget_ms=cfg.retain.shutdown_flush_timeout_ms,
                 max_jobs=cfg.retain.shutdown_flush_max_jobs,
                 warn=False,
+                skip_offline=True,
             )
             if report.error:
                 rt.warn_once("shutdown", f"shutdown flush failed: {report.error}; the queue stays on disk")

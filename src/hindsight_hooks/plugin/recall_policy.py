@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..backends.base import BackendError, MemoryBackend, RecallRequest
+from ..backends.base import BackendError, MemoryBackend, RecallRequest, server_unreachable
 from ..governance import identity as ident
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
@@ -270,11 +270,12 @@ def _recall_one(
 
 
 def _failed(rt: SessionRuntime, scope: Scope, query: str, exc: Exception) -> dict[str, Any]:
-    """The failure entry for a bank whose recall raised; a timeout or transient error also
-    starts the bank's cooldown (§5.1 gate 7), whichever dispatch path ran it."""
+    """The failure entry for a bank whose recall raised; a timeout or a connection that got no
+    answer also starts the bank's cooldown (§5.1 gate 7), whichever dispatch path ran it. A
+    server that answered (a 5xx) fails this recall only: the next turn tries again (ADR 069)."""
     if not isinstance(exc, BackendError):
         return _failure(scope, query, redact_error(exc), "transient")
-    if exc.kind in ("timeout", "transient"):
+    if server_unreachable(exc):
         rt.start_cooldown(scope.bank_id)
     return _failure(scope, query, redact_error(exc), exc.kind)
 

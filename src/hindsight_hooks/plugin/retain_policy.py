@@ -115,7 +115,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if coalesce and rt.backend_kind != "local" and not rt.queue().coalesced_flush_due():
         rt.set_activity("retain-queued")
         return
-    report = deliver(rt, banks=set(targets), budget_ms=cfg.retain.flush_timeout_ms)
+    report = deliver(rt, banks=set(targets), budget_ms=cfg.retain.flush_timeout_ms, skip_offline=True)
     delivered_ids = {d.get("queue_job_id") for d in report.delivered}
     queued = report.remaining
     if delivered_ids & set(job_ids):

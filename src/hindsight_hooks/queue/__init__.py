@@ -304,10 +304,12 @@ class RetainQueue:
         force: bool = False,
         banks: set[str] | None = None,
         request_timeout_ms: int | None = None,
+        skip_banks: set[str] | None = None,
     ) -> FlushResult:
         """Deliver due jobs (§7.5). ``ensure_bank`` runs once per bank per queue object, and again
-        after a 404. Raises ``QueueError``/``LockTimeoutError`` only for file or lock failures;
-        delivery failures are recorded on the jobs and reported in the result."""
+        after a 404; ``skip_banks`` are left queued untouched (their server is known to be down).
+        Raises ``QueueError``/``LockTimeoutError`` only for file or lock failures; delivery
+        failures are recorded on the jobs and reported in the result."""
         ctx = FlushContext(
             paths=self.paths,
             cfg=self.cfg,
@@ -327,6 +329,7 @@ class RetainQueue:
             force=force,
             banks=banks,
             request_timeout_ms=request_timeout_ms,
+            skip_banks=skip_banks,
         )
         if result.outcome is not None:
             self._last_outcome = dict(result.outcome)

@@ -53,6 +53,10 @@ class FlushResult:
     delivered: list[dict[str, Any]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     error_kinds: dict[str, str] = field(default_factory=dict)
+    unreachable: set[str] = field(default_factory=set)
+    """Banks whose delivery got no answer at all (timeout, refused): the caller may cool them down."""
+    in_flight: int = 0
+    """Jobs another flush (this or another process) has claimed and is delivering right now."""
     failed: int = 0
     dead_letter_ids: list[str] = field(default_factory=list)
     quarantine_error: str | None = None
@@ -98,6 +102,7 @@ class _Claim:
     waiting: int
     malformed: int
     quarantine_error: str | None
+    in_flight: int = 0
 
 
 def run_flush(
@@ -111,18 +116,24 @@ def run_flush(
     force: bool = False,
     banks: set[str] | None = None,
     request_timeout_ms: int | None = None,
+    skip_banks: set[str] | None = None,
 ) -> FlushResult:
-    """One flush; ``ensured`` is the caller's set of banks already ensured (404 removes a bank)."""
+    """One flush; ``ensured`` is the caller's set of banks already ensured (404 removes a bank).
+
+    ``skip_banks`` are left untouched (not claimed, not attempted): the caller knows their
+    server gave no answer moments ago and keeps their jobs queued until its cooldown ends.
+    """
     deadline = Deadline(max_elapsed_ms)
     limit = max_jobs
     if max_elapsed_ms is not None and max_elapsed_ms <= 0:
         limit = 0
-    claim = _claim(ctx, limit=limit, force=force, banks=banks)
+    claim = _claim(ctx, limit=limit, force=force, banks=banks, skip=skip_banks or set())
     result = FlushResult(
         remaining=claim.remaining,
         waiting=claim.waiting,
         malformed=claim.malformed,
         quarantine_error=claim.quarantine_error,
+        in_flight=claim.in_flight,
     )
     if not claim.jobs:
         return result
@@ -142,6 +153,11 @@ def run_flush(
 # -- A. claim -------------------------------------------------------------------------------
 
 
+def _fresh_claim(job: dict[str, Any], now: float, ttl_s: float) -> bool:
+    claimed_at = parse_iso(job.get("claimed_at"))
+    return claimed_at is not None and now - claimed_at < ttl_s
+
+
 def _quarantine_snapshot(ctx: FlushContext, snap: Snapshot, now: float) -> tuple[int, str | None]:
     """Copy malformed lines to the quarantine file; (count moved, error if it failed)."""
     bad = snap.malformed_lines
@@ -154,7 +170,7 @@ def _quarantine_snapshot(ctx: FlushContext, snap: Snapshot, now: float) -> tuple
     return len(bad), None
 
 
-def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str] | None) -> _Claim:
+def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str] | None, skip: set[str]) -> _Claim:
     now = ctx.clock()
     token = uuid.uuid4().hex
     ttl_s = ctx.cfg.claim_ttl_ms / 1000.0
@@ -167,7 +183,7 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
             if job is None:
                 continue
             bank = job["bank_id"]
-            if bank in blocked or (banks is not None and bank not in banks):
+            if bank in blocked or bank in skip or (banks is not None and bank not in banks):
                 continue
             if job.get("claim_token") or job.get("claimed_at"):
                 claimed_at = parse_iso(job.get("claimed_at"))
@@ -190,7 +206,8 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
             ctx.on_rewrite(ident, kept)
     jobs_left = [e.job for e in kept if e.job is not None]
     waiting = sum(1 for j in jobs_left if not is_due(j, now))
-    return _Claim(token, claimed, len(jobs_left), waiting, moved, q_error)
+    in_flight = sum(1 for j in jobs_left if j.get("claim_token") not in (None, token) and _fresh_claim(j, now, ttl_s))
+    return _Claim(token, claimed, len(jobs_left), waiting, moved, q_error, in_flight)
 
 
 # -- B. deliver -----------------------------------------------------------------------------
@@ -236,6 +253,8 @@ def _deliver(
             result.error_kinds[bank] = failure.kind
             if failure.reensure:
                 ensured.discard(bank)
+            if failure.unreachable:
+                result.unreachable.add(bank)
             if failure.kind == "auth":
                 break  # the key is wrong for every bank: release everything left
     return outcomes, failures

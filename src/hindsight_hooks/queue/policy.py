@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..backends.base import BackendError
+from ..backends.base import BackendError, server_unreachable
 from ..governance.redact import redact_error
 from .timefmt import iso_ms, parse_iso
 
@@ -36,6 +36,7 @@ class Failure:
     kind: FailureKind
     message: str
     reensure: bool = False  # a 404: the bank may be gone, ensure it again before the next delivery
+    unreachable: bool = False  # no answer at all (timeout, refused): the caller may cool the bank down
 
 
 def _names_append(detail: str) -> bool:
@@ -72,7 +73,7 @@ def classify(exc: BaseException) -> Failure:
         reensure = exc.kind == "not_found"
     if kind == "permanent" and status == 422 and _names_append(exc.detail or ""):
         message = APPEND_UNSUPPORTED
-    return Failure(kind, message, reensure)
+    return Failure(kind, message, reensure, server_unreachable(exc))
 
 
 def _kind_from_backend(exc: BackendError) -> FailureKind:
