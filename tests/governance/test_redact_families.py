@@ -322,6 +322,22 @@ FAMILY_SURVIVOR_REGRESSIONS = [
         "https://hooks.slack.com/services/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\nsshpass -p Zz9yY8xX ssh h",
         "Zz9yY8xX",
     ),
+    # Adversarial surroundings (names, separators and quotes glued around members, raw and JSON):
+    # a JSON-escaped line break before a short prefix read as a letter gluing it to a word.
+    (json.dumps({"c": "\nLTAI5tAb1Cd2Ef3Gh4Ij5Kl6 is the id"}), "LTAI5tAb1Cd2Ef3Gh4Ij5Kl6"),
+    (json.dumps({"c": "\nSG.aBcDeFgHiJkLmNoPqRsTuV.aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdefg"}), "0123456789"),
+    (json.dumps({"c": "\nauth token " + HEX32}), HEX32),
+    # A greedy value glued in front of a command took the tool name that marks its flags.
+    (";Pwd=0(az login -u me@example.com -p Sup3rSecret!", "Sup3rSecret!"),
+    ("\t;Pwd= sshpass -p 'Hunter2xyz' ssh deploy@host", "Hunter2xyz"),
+    ("?token=(curl --user 'ci-bot:T0k3nValue' https://example.com", "T0k3nValue"),
+    # A connection-string value ran into the next ``name:`` and took the name from its value.
+    (';;Pwd= apikey: apikey98765"( ', "apikey98765"),
+    # A weak value followed by a separator read as the next pair's name, or as a chained assignment.
+    ("passwd=passwd1 :", "passwd1"),
+    ("passwd=passwd1'=token: 0", "passwd1"),
+    ("apikey: apikey98765 =DB_PASSWORD=", "apikey98765"),
+    ("(0'token=tok1234567890 =;", "tok1234567890"),
 ]
 
 

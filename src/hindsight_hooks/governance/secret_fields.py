@@ -26,7 +26,7 @@ import base64
 import binascii
 import re
 
-from .secret_lexicon import REDACTED, is_placeholder, unquoted_is_code
+from .secret_lexicon import REDACTED, cut_before_trailing_name, is_placeholder, unquoted_is_code
 
 Span = tuple[int, int]
 
@@ -85,6 +85,8 @@ def _conn_value(text: str, at: int, name: str) -> Span | None:
         end = word.end() if word else at
     while end > at and text[end - 1] in " \t":
         end -= 1
+    # A value that runs into the next ``name:`` hands the name back to the named-value rule.
+    end = cut_before_trailing_name(text, at, end)
     # ``password = req.body.password;``: the ``;`` ends a statement and the value is code.
     if end <= at or unquoted_is_code(text[at:end], name, text[end : end + 4]):
         return None
@@ -202,6 +204,8 @@ def redact_spaced_labels(text: str) -> str:
     for pattern in _LABELS:
         for m in pattern.finditer(text):
             before = text[m.start() - 1] if m.start() > 0 else " "
+            if text.startswith(("\\n", "\\r", "\\t"), m.start() - 2):
+                before = " "  # a JSON-escaped line break, not a letter
             if before.isalnum():
                 continue  # inside a longer word: ``monkey``, ``hotkey``
             # A bare ``key``, or a word glued by ``_``/``-`` (``api_key``), needs a qualifier in front.

@@ -203,7 +203,7 @@ def _related(value: str, keyword: str) -> bool:
     return k.startswith(v[:3]) or v.startswith(k[:3])
 
 
-def _weak_secret(head: str) -> bool:
+def is_weak_secret(head: str) -> bool:
     """``SuperSecret123``, ``pgPass2024``: one word (or camel humps) with lower case and a trailing
     number reads as an identifier but is how weak passwords are made. Constants (``API_KEY_V2``)
     are upper case, and snake_case with a number (``hide_cookie2``) is a variable."""
@@ -232,12 +232,13 @@ def unquoted_is_code(token: str, keyword: str, after: str, name: str = "") -> bo
         if all(is_word_shaped(s) or s in KEYWORD_VALUES for s in segments):
             if rest[:1] in ("(", "["):
                 return True  # get_password(), os.environ["X"], Optional[str]
-            if not rest and (len(segments) > 1 or _CHAINED_ASSIGNMENT.match(after)):
+            chained = _CHAINED_ASSIGNMENT.match(after) is not None and not is_weak_secret(head)
+            if not rest and (len(segments) > 1 or chained):
                 return True  # self.password, settings.SECRET_KEY, passwd = acct = ''
             multiword = "_" in head.strip("_") or _CAMEL_HUMP.search(head) is not None
             if (
                 not rest
-                and not _weak_secret(head)
+                and not is_weak_secret(head)
                 and (multiword or _CAPITALISED_WORD.fullmatch(head) or _related(head, keyword))
             ):
                 return True  # api_key, secretKey, Token, password=password, token=tok

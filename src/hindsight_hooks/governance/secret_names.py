@@ -24,6 +24,7 @@ from .secret_lexicon import (
     cut_before_trailing_name,
     is_placeholder,
     is_secret_key,
+    is_weak_secret,
     is_word_shaped,
     unquoted_is_code,
     value_follows,
@@ -203,6 +204,19 @@ class _Scanner:
         # A run cut before a swallowed name is a value fragment glued to that name: redact it.
         if end > v and (self.cut or not unquoted_is_code(text[v:end], keyword, text[end : end + 4], name)):
             self._emit(v, end)
+        elif self.cut and end == v and depth < 2:
+            self._weak_value_read_as_name(v, depth)
+
+    def _weak_value_read_as_name(self, v: int, depth: int) -> None:
+        """``passwd=passwd1 : …``: the value itself reads as the next pair's name. A name made of
+        a word and a trailing number is how weak passwords look (ADR-061): redact it, then judge
+        what follows its separator as that pair's value."""
+        j = bisect.bisect_left(self.starts, v)
+        key = self.keys[j] if j < len(self.keys) else None
+        if key is None or key.start != v or key.value_at < 0 or not is_weak_secret(self.text[v : key.end]):
+            return
+        self._emit(v, key.end)
+        self._value(key.value_at, self.words[j].group(0), depth + 1)
 
     def _quoted(self, body_start: int, quote: str, depth: int) -> None:
         text = self.text

@@ -236,10 +236,12 @@ def redact_shapes(text: str) -> str:
         text = pattern.sub(replacement, text)
     text = redact_vendor_tokens(text)
     text = redact_jwt(text)
+    # Command lines before the value rules: a greedy value glued in front of a command
+    # (``;Pwd=0(az login … -p x``) would otherwise take the tool name that marks its flags.
+    text = redact_cli_passwords(text)
     text = redact_cookies(text)
     # A connection string's ``;Password=a&b;`` before the query rule, which would stop at ``&``.
     text = redact_connection_strings(text)
     text = redact_query(text)
     text = redact_auth_fields(text)
-    text = redact_cli_passwords(text)
     return redact_spaced_labels(text)

@@ -23,6 +23,15 @@ from .secret_lexicon import looks_random
 # The end of a token: the next character cannot continue its body.
 _END = r"(?![A-Za-z0-9_\-])"
 _END_ALNUM = r"(?![A-Za-z0-9])"
+# Not glued to a word: no ``cls`` character before, or a JSON-escaped break (``\\n``) right before.
+_BREAK = r"(?<=\\[nrt])"
+
+
+def _starts_word(literal: str, cls: str) -> str:
+    """A look-behind placed *after* ``literal`` (so the pattern still opens with it)."""
+    return f"(?:(?<!{cls}{literal})|(?<=\\\\[nrt]{literal}))"
+
+
 # How far back a ``left`` part may reach (the longest one below is 32 hex digits).
 _LEFT_WINDOW = 40
 
@@ -77,8 +86,16 @@ VENDOR_RULES: list[VendorRule] = [
     _rule("ntn_", r"ntn_[A-Za-z0-9]{40,}+", "[REDACTED_NOTION_TOKEN]"),
     _rule("CFPAT-", r"CFPAT-[A-Za-z0-9_\-]{43}" + _END, "[REDACTED_CONTENTFUL_TOKEN]"),
     _rule("dp.", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}+", "[REDACTED_DOPPLER_TOKEN]"),
-    _rule("pat", r"pat(?<![A-Za-z0-9]pat)[A-Za-z0-9]{14}\.[0-9a-f]{64}" + _END_ALNUM, "[REDACTED_AIRTABLE_TOKEN]"),
-    _rule("dapi", r"dapi(?<![A-Za-z]dapi)[0-9a-f]{32}(?:-\d)?" + _END_ALNUM, "[REDACTED_DATABRICKS_TOKEN]"),
+    _rule(
+        "pat",
+        r"pat" + _starts_word("pat", "[A-Za-z0-9]") + r"[A-Za-z0-9]{14}\.[0-9a-f]{64}" + _END_ALNUM,
+        "[REDACTED_AIRTABLE_TOKEN]",
+    ),
+    _rule(
+        "dapi",
+        r"dapi" + _starts_word("dapi", "[A-Za-z]") + r"[0-9a-f]{32}(?:-\d)?" + _END_ALNUM,
+        "[REDACTED_DATABRICKS_TOKEN]",
+    ),
     _rule("do", r"do[opr]_v1_[0-9a-f]{64}" + _END_ALNUM, "[REDACTED_DIGITALOCEAN_TOKEN]"),
     _rule("shp", r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}" + _END_ALNUM, "[REDACTED_SHOPIFY_TOKEN]"),
     # -- AI providers (OpenAI/Anthropic ``sk-`` live in ``secret_shapes``) ---------------------------
@@ -89,31 +106,44 @@ VENDOR_RULES: list[VendorRule] = [
     # -- messaging, mail, payments -----------------------------------------------------------------
     _rule("xapp-", r"xapp-\d-[A-Z0-9]+-\d+-[0-9a-f]{32,}+", "[REDACTED_SLACK_TOKEN]"),
     # Twilio API key SIDs: ``SK`` + 32 hex (not after a capital: ``TASK…``/``DISK…`` are words).
-    _rule("SK", r"SK(?<![A-Z]SK)[0-9a-fA-F]{32}" + _END_ALNUM, "[REDACTED_TWILIO_KEY]"),
+    _rule("SK", r"SK" + _starts_word("SK", "[A-Z]") + r"[0-9a-fA-F]{32}" + _END_ALNUM, "[REDACTED_TWILIO_KEY]"),
     _rule(
         "SG.",
-        r"SG\.(?<![A-Za-z]SG\.)[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}+",
+        r"SG\." + _starts_word(r"SG\.", "[A-Za-z]") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}+",
         "[REDACTED_SENDGRID_KEY]",
         random_body=True,
     ),
     # Telegram bot tokens: the bot id, ``:``, then 35 characters that open with ``AA``.
     _rule(":AA", r":AA[A-Za-z0-9_\-]{30,}+", "[REDACTED_TELEGRAM_TOKEN]", left=r"(?<!\d)\d{5,16}\Z"),
-    _rule("key-", r"key-(?<![A-Za-z0-9_\-]key-)[0-9a-f]{32}" + _END_ALNUM, "[REDACTED_MAILGUN_KEY]"),
-    _rule("-us", r"-us\d{1,2}" + _END_ALNUM, "[REDACTED_MAILCHIMP_KEY]", left=r"(?<![A-Za-z0-9])[0-9a-f]{32}\Z"),
+    _rule(
+        "key-",
+        r"key-" + _starts_word("key-", r"[A-Za-z0-9_\-]") + r"[0-9a-f]{32}" + _END_ALNUM,
+        "[REDACTED_MAILGUN_KEY]",
+    ),
+    _rule(
+        "-us",
+        r"-us\d{1,2}" + _END_ALNUM,
+        "[REDACTED_MAILCHIMP_KEY]",
+        left=r"(?:(?<![A-Za-z0-9])|" + _BREAK + r")[0-9a-f]{32}\Z",
+    ),
     _rule("xkeysib-", r"xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}", "[REDACTED_BREVO_KEY]"),
     _rule("shippo_", r"shippo_(?:live|test)_[0-9a-f]{40}" + _END_ALNUM, "[REDACTED_SHIPPO_TOKEN]"),
     _rule("sq0", r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}+", "[REDACTED_SQUARE_TOKEN]"),
     # -- clouds and identity -----------------------------------------------------------------------
     _rule("GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{20,}+", "[REDACTED_GOOGLE_SECRET]"),
     _rule("ya29.", r"ya29\.[A-Za-z0-9_\-]{20,}+", "[REDACTED_GOOGLE_TOKEN]"),
-    _rule("1//0", r"1//0(?<![A-Za-z0-9/]1//0)[A-Za-z0-9_\-]{40,}+", "[REDACTED_GOOGLE_TOKEN]"),
-    _rule("LTAI", r"LTAI(?<![A-Za-z0-9]LTAI)[A-Za-z0-9]{12,24}" + _END_ALNUM, "[REDACTED_ALIBABA_KEY]"),
+    _rule("1//0", r"1//0" + _starts_word("1//0", "[A-Za-z0-9/]") + r"[A-Za-z0-9_\-]{40,}+", "[REDACTED_GOOGLE_TOKEN]"),
+    _rule(
+        "LTAI",
+        r"LTAI" + _starts_word("LTAI", "[A-Za-z0-9]") + r"[A-Za-z0-9]{12,24}" + _END_ALNUM,
+        "[REDACTED_ALIBABA_KEY]",
+    ),
     # Azure AD client secrets: 3 characters, a digit, ``Q~``, then 31-34 more.
     _rule(
         "Q~",
         r"Q~[A-Za-z0-9_~.\-]{31,34}" + _END,
         "[REDACTED_AZURE_SECRET]",
-        left=r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\d\Z",
+        left=r"(?:(?<![A-Za-z0-9_~.\-])|" + _BREAK + r")[A-Za-z0-9_~.]{3}\d\Z",
     ),
     # HashiCorp Vault service/batch/recovery tokens, and the legacy ``s.`` + 24 (random-looking).
     _rule("hv", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}+", "[REDACTED_VAULT_TOKEN]"),
@@ -121,7 +151,7 @@ VENDOR_RULES: list[VendorRule] = [
         ".",
         r"\.[A-Za-z0-9]{24}" + _END,
         "[REDACTED_VAULT_TOKEN]",
-        left=r"(?<![A-Za-z0-9_.\-])[sbr]\Z",
+        left=r"(?:(?<![A-Za-z0-9_.\-])|" + _BREAK + r")[sbr]\Z",
         random_body=True,
     ),
     _rule("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{50,}+", "[REDACTED_AGE_KEY]"),
