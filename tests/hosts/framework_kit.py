@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +162,44 @@ def trouble(request: pytest.FixtureRequest, tmp_path: Path, isolated_home: Path)
 
 
 # --------------------------------------------------------------------------- README snippets
+
+SNIPPET_ANSWER = "Redis 7, with a 15 minute TTL."
+
+
+def state_decision_in_a_host(project: Project) -> None:
+    """Session 1, through the public Host: the decision is stated and retained."""
+    where = session_file(project.root, "earlier")
+    with Host(project.root, session_file=where, host_name="earlier", ui=RecordingUI()) as host:
+        host.agent_end([{"role": "user", "content": DECISION}, {"role": "assistant", "content": "Noted."}])
+    assert DECISION_MARK in stored_text(project)
+
+
+def run_readme_snippet(heading: str, project: Project, home: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the README's snippet for ``heading`` as written, in ``project``, as a child process whose
+    OpenAI-compatible endpoint (``OPENAI_BASE_URL``) is the scripted server; returns the process and
+    every request body the model was sent."""
+    from .model_server import ModelServer, Reply
+    from .model_server_chat import ChatCompletions
+    from .model_server_openai import OpenAIResponses
+
+    script = project.root / "snippet.py"
+    script.write_text(readme_snippet(heading), encoding="utf-8")
+    with ModelServer([Reply.say(SNIPPET_ANSWER)], dialects=(ChatCompletions(), OpenAIResponses())) as srv:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HINDSIGHT_"))}
+        env.update(
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_DATA_HOME=str(home / ".local" / "share"),
+            OPENAI_BASE_URL=srv.url + "/v1",
+            OPENAI_API_KEY="test-key",
+            OPENAI_AGENTS_DISABLE_TRACING="1",
+            LANGSMITH_TRACING="false",
+        )
+        proc = subprocess.run(
+            [sys.executable, str(script)], cwd=project.root, env=env, capture_output=True, text=True, timeout=300
+        )
+        sent = "\n".join(r.text() for r in srv.requests if r.method == "POST")
+    return proc, sent
 
 
 def readme_snippet(heading: str) -> str:

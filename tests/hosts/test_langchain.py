@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,11 +27,14 @@ from .framework_kit import (
     DECISION,
     DECISION_MARK,
     QUESTION,
+    SNIPPET_ANSWER,
     Trouble,
     command_in_session,
     has_block,
     isolated_home,
     project,
+    run_readme_snippet,
+    state_decision_in_a_host,
     stored_text,
     trouble,
 )
@@ -39,6 +43,7 @@ from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, messa
 
 __all__ = ["isolated_home", "project", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
+HEADING = "LangChain / LangGraph"  # the README section whose snippet runs as written
 
 
 @pytest.fixture
@@ -169,3 +174,11 @@ async def test_trouble_never_reaches_the_run_and_costs_at_most_the_bound(
     assert took < trouble.bound_s(runs=2, model_calls=3, tool_calls=1), (trouble.name, took)
     assert len(texts(requests(server)[-1], "tool")) == 1  # the tool answered, the run went on
     assert not any(has_block(t) for r in requests(server) for t in texts(r, "user"))
+
+
+def test_the_readme_snippet_runs_as_written(project: Project, isolated_home: Path) -> None:
+    state_decision_in_a_host(project)
+    proc, sent = run_readme_snippet(HEADING, project, isolated_home)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == SNIPPET_ANSWER
+    assert "<hindsight-memory>" in sent and DECISION_MARK in sent  # session 1's decision reached the model

@@ -32,18 +32,22 @@ from .framework_kit import (
     DECISION,
     DECISION_MARK,
     QUESTION,
+    SNIPPET_ANSWER,
     Trouble,
     command_in_session,
     has_block,
     isolated_home,
     project,
     recall_in_new_session,
+    run_readme_snippet,
+    state_decision_in_a_host,
     stored_text,
     trouble,
 )
 
 __all__ = ["isolated_home", "project", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
+HEADING = "pydantic-ai"  # the README section whose snippet runs as written
 
 
 class ScriptedModel:
@@ -191,3 +195,10 @@ def test_import_needs_nothing_but_the_extra() -> None:
     )
     assert json.loads(proc.stdout) == []
 
+
+def test_the_readme_snippet_runs_as_written(project: Project, isolated_home: Path) -> None:
+    state_decision_in_a_host(project)
+    proc, sent = run_readme_snippet(HEADING, project, isolated_home)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == SNIPPET_ANSWER
+    assert "<hindsight-memory>" in sent and DECISION_MARK in sent  # session 1's decision reached the model
