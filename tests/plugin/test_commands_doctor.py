@@ -42,7 +42,8 @@ def test_a_healthy_project_is_all_ok(kit: Kit) -> None:
     checks = lines_of(r.text)
     assert all(line.startswith("ok ") for line in checks.values()), r.text
     assert " — " not in r.text  # ok lines carry no advice
-    expected = {"config", "state folder", "queue", "cursor", "session meta", "import manifest", "import checkpoint"}
+    expected = {"config", "state folder", "queue", "temp files", "cursor", "session meta", "import manifest"}
+    expected |= {"import checkpoint"}
     if kit.backend == "hindsight":
         expected |= {"server", "server version", f"bank {kit.project_bank}", f"bank {kit.user_bank}", "writes"}
         assert "api 1.1.0; features: " in checks["server version"]

@@ -243,3 +243,95 @@ def test_a_removed_state_folder_is_recreated(tmp_path: Path) -> None:
     (tmp_path / "state").rmdir()
     with lock.hold():
         assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
+
+
+# -- a lock file that cannot be opened (issue 9 item 12; ADR 070) ------------------------------------
+
+_UNOPENABLE_CHILD = """
+import json, os, sys, time
+from pathlib import Path
+from hindsight_hooks.config_model import QueueConfig
+from hindsight_hooks.queue import RetainQueue, new_job
+lock = Path(sys.argv[1] + ".lock")
+try:
+    os.close(os.open(lock, os.O_RDWR))
+    opened = True
+except PermissionError:
+    opened = False
+queue = RetainQueue(Path(sys.argv[1]), QueueConfig(lock_timeout_ms=5000))
+out = {"could_open": opened, "ops": []}
+item = {"content": "x", "context": "c", "document_id": "d", "update_mode": "append"}
+for name, op in (
+    ("enqueue", lambda: queue.enqueue(new_job("bank", "auto", [item], True))),
+    ("count", queue.count_active),
+):
+    start = time.monotonic()
+    try:
+        op()
+        error = None
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    out["ops"].append({"op": name, "s": time.monotonic() - start, "error": error})
+out["report"] = queue.report()
+print(json.dumps(out))
+"""
+
+
+def _without_file_permission_override() -> None:
+    """In the child: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding set, so
+    that even root is held to a file's mode bits after ``exec`` (a non-root user already is)."""
+    if os.geteuid() != 0:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def test_a_lock_file_with_mode_000_fails_every_operation_at_once_and_names_no_stale_holder(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    q = tmp_path / "q.jsonl"
+    holder = QueueLock(q, timeout_ms=1000)
+    with holder.hold():  # a real earlier holder leaves its (now stale) owner record behind
+        pass
+    os.chmod(holder.lock_path, 0o000)
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNOPENABLE_CHILD, str(q)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=_without_file_permission_override,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["could_open"] is False, "the child is held to the file's mode bits"
+    for op in out["ops"]:
+        # before: each one polled EACCES as contention for the whole lock_timeout_ms (5 s)
+        assert op["s"] < 2.0, op
+        assert op["error"] is not None and "LockTimeoutError" not in op["error"], op
+        assert f"cannot open lock file {holder.lock_path}" in op["error"] and "EACCES" in op["error"]
+        assert "chmod 600" in op["error"] and "remove it" in op["error"]
+    report = out["report"]
+    assert "lock_owner" not in report, "nobody can hold a lock file nobody can open"
+    assert "cannot open lock file" in report["lock_error"]
+
+
+def test_a_directory_in_place_of_the_lock_file_is_reported_not_called_free(tmp_path: Path) -> None:
+    from hindsight_hooks.config_model import QueueConfig
+    from hindsight_hooks.queue import RetainQueue
+
+    q = tmp_path / "q.jsonl"
+    queue = RetainQueue(q, QueueConfig())
+    queue.count_active()  # an earlier hold: the owner record names this (live) process
+    queue.lock.lock_path.unlink()
+    queue.lock.lock_path.mkdir()
+    held, error = queue.lock.probe()
+    assert not held and error is not None and "directory" in error and "remove it" in error
+    report = queue.report()
+    assert "lock_owner" not in report and report["lock_error"] == error

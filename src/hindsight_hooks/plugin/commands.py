@@ -292,7 +292,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         data["queue"] = rep
         lines.append(
             f"queue: active={active.get('valid', 0)} due={active.get('due', 0)} waiting={active.get('waiting', 0)} "
-            f"dead={dead.get('valid', 0)} malformed={active.get('malformed', 0)} "
+            f"dead={dead.get('valid', 0)} malformed={rep.get('malformed', {}).get('total', 0)} "
             f"oldest={_age(active.get('oldest_created_at'))} next_attempt={active.get('next_attempt_at') or '-'}"
         )
         last_error = active.get("last_error") or rt.last_error
@@ -529,13 +529,20 @@ def cmd_queue(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if "--jobs" in argv:
         data["jobs"] = queue.jobs_view()
     active, dead = rep.get("active", {}), rep.get("dead_letter", {})
-    warn = bool(dead.get("valid") or active.get("malformed") or active.get("error") or dead.get("malformed"))
+    warn = bool(
+        dead.get("valid")
+        or active.get("malformed")
+        or active.get("error")
+        or dead.get("malformed")
+        or dead.get("error")
+        or rep.get("lock_error")
+    )
     if "--json" in argv:
         return CommandResult(json.dumps(data, indent=2, default=str), "warning" if warn else "info", data)
     lines = [
         f"active: {active.get('valid', 0)} (due {active.get('due', 0)}, waiting {active.get('waiting', 0)})",
         f"dead-letter: {dead.get('valid', 0)}",
-        f"malformed: {active.get('malformed', 0)}",
+        _malformed_line(rep),
         f"next attempt: {active.get('next_attempt_at') or '-'}",
         f"last error: {redact_text(str(active.get('last_error') or rt.last_error or '-'))}",
         f"last outcome: {rep.get('last_outcome') or rt.last_outcome or '-'}",
@@ -543,6 +550,10 @@ def cmd_queue(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     ]
     if active.get("error"):
         lines.append(f"error: {active.get('error')}")
+    if dead.get("error"):
+        lines.append(f"dead-letter file error: {dead.get('error')}")
+    if rep.get("lock_error"):
+        lines.append(f"lock error: {rep.get('lock_error')}")
     if "--jobs" in argv:
         for j in data["jobs"]:
             lines.append(
@@ -550,6 +561,15 @@ def cmd_queue(rt: SessionRuntime, argv: list[str]) -> CommandResult:
                 f"next={j.get('next_attempt_at') or '-'} items={len(j.get('items', []))}"
             )
     return CommandResult("\n".join(lines), "warning" if warn else "info", data)
+
+
+def _malformed_line(rep: dict[str, Any]) -> str:
+    """Every line that did not parse: still in the queue file, or already quarantined."""
+    counts = rep.get("malformed", {})
+    line = f"malformed: {counts.get('total', 0)}"
+    if counts.get("quarantined"):
+        line += f" ({counts['quarantined']} quarantined in {rep.get('malformed_path')})"
+    return line
 
 
 def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:

@@ -44,7 +44,14 @@ def _json_file_ok(path: Path) -> str | None:
 
 
 def _move_aside(path: Path, actions: list[str]) -> None:
-    target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    """Rename ``path`` to a free ``<name>.corrupt-<ts>[-n]`` (an earlier fix in the same second
+    must not be overwritten: nothing moved aside is ever lost)."""
+    stamp = int(time.time())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while os.path.lexists(target):
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
     os.replace(path, target)
     actions.append(f"moved {path} to {target}")
 
@@ -116,6 +123,7 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
 
     # queue
     checks.append(_queue_check(rt, fix, actions))
+    checks.append(_temp_files_check(rt, fix, actions))
 
     # cursor, meta, manifest, checkpoint
     checks.append(_cursor_check(rt, fix, actions))
@@ -158,27 +166,122 @@ def _queue_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
         lock = queue.lock
         if fix and lock.soft and lock.soft_lock_is_stale() and lock._break_if_stale():
             actions.append(f"removed stale soft lock {lock.lock_path}")
+        if fix:
+            _repair_dead_letter_file(queue.paths.dead, actions)
         rep = queue.report()
     except Exception as exc:
         return Check("queue", "fail", redact_error(exc), "check retain.queue_path and the folder's permissions")
     active, dead = rep.get("active", {}), rep.get("dead_letter", {})
-    detail = f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, malformed {active.get('malformed', 0)}"
+    malformed = rep.get("malformed", {})
+    detail = f"active {active.get('valid', 0)}, dead {dead.get('valid', 0)}, malformed {malformed.get('total', 0)}"
+    if malformed.get("quarantined"):
+        detail += f" ({malformed['quarantined']} quarantined in {Path(str(rep.get('malformed_path'))).name})"
+    problems: list[str] = []
+    fixes: list[str] = []
+    status = "ok"
+    if active.get("error"):
+        problems.append(f"queue file unreadable: {active['error']}")
+        fixes.append("check the queue file's permissions")
+        status = "fail"
+    if dead.get("error"):
+        # a dead-letter file that cannot be read blocks every dead-lettering flush (ADR 003)
+        problems.append(f"dead-letter file unreadable: {dead['error']}")
+        fixes.append("run /hindsight:doctor --fix to move it aside (it is kept) or fix its permissions")
+        status = "fail"
+    elif dead.get("malformed"):
+        problems.append(f"dead-letter file has {dead['malformed']} unreadable line(s)")
+        fixes.append("run /hindsight:doctor --fix to move it aside when it holds no readable job (it is kept)")
+        status = "warn"
+    lock_error = rep.get("lock_error")
+    if lock_error:
+        # every enqueue and flush fails on this file: say so, and what to do, instead of "lock free"
+        problems.append(f"lock file unusable: {lock_error}")
+        fixes.append("every retain fails until the lock file is fixed or removed")
+        status = "fail"
     owner = rep.get("lock_owner")
     if owner:
         age = owner.get("age_ms")
         held = "" if age is None else f", {age // 1000}s"
         detail += f"; lock held by pid {owner.get('pid')} on {owner.get('hostname') or '?'} since "
         detail += f"{owner.get('acquired_at')}{held}"
-    else:
+    elif not lock_error:
         detail += "; lock free"
-    fixes = []
+    if problems:
+        detail += "; " + "; ".join(problems)
     if dead.get("valid"):
         fixes.append("/hindsight:queue --jobs shows why; /hindsight:queue --requeue-dead retries them")
-    if active.get("malformed"):
+        status = "warn" if status == "ok" else status
+    if malformed.get("in_queue"):
         fixes.append("/hindsight:flush quarantines malformed lines (nothing is deleted)")
-    if active.get("error"):
-        fixes.append("check the queue file's permissions")
-    return Check("queue", "warn" if fixes else "ok", detail, "; ".join(fixes))
+        status = "warn" if status == "ok" else status
+    return Check("queue", status, detail, "; ".join(fixes))
+
+
+def _repair_dead_letter_file(path: Path, actions: list[str]) -> None:
+    """``--fix``: a dead-letter file nothing can read or append to is moved aside (kept as
+    ``.corrupt-<ts>``), as is one with unreadable lines and no readable job; one we cannot open
+    for lack of permission gets mode 0600 first."""
+    from ..queue import QueueError, read_tolerant
+
+    if not os.path.lexists(path):
+        return
+    if path.is_file() and not os.access(path, os.R_OK | os.W_OK):
+        try:
+            os.chmod(path, 0o600)
+            actions.append(f"chmod 600 {path}")
+        except OSError:
+            pass
+    try:
+        snap = read_tolerant(path)
+    except QueueError:
+        _move_aside(path, actions)
+        return
+    if snap.malformed_lines and not snap.jobs:
+        _move_aside(path, actions)
+
+
+def _temp_files_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
+    """Temp files of killed writers (``<file>.<pid>.<hex>.tmp``) next to the queue and in the state
+    folder: they hold nothing acknowledged, only disk space (ADR 071)."""
+    from ..queue.tempfiles import find_temp_files, remove_abandoned
+
+    try:
+        queue = rt.queue()
+        folder = queue.paths.active.parent
+        if fix:
+            removed = queue.remove_temp_files()
+            if rt.state_dir != folder:
+                removed += remove_abandoned(rt.state_dir)
+            for temp in removed:
+                actions.append(f"removed {temp.path} (left by pid {temp.pid}, {_size(temp.size)})")
+        temps = queue.temp_files()
+        if rt.state_dir != folder:
+            temps += find_temp_files(rt.state_dir)
+    except Exception as exc:
+        return Check("temp files", "warn", redact_error(exc), "check the state folder's permissions")
+    if not temps:
+        return Check("temp files", "ok", "none left behind")
+    size = sum(t.size for t in temps)
+    gone = [t for t in temps if t.removable]
+    in_use = len(temps) - len(gone)
+    detail = f"{len(temps)} temp file(s), {_size(size)}, left by killed writers"
+    if in_use:
+        detail += f" ({in_use} may still be in use: a live writer, or one that stopped moments ago)"
+    names = ", ".join(sorted({t.path.name for t in temps})[:5])
+    return Check(
+        "temp files",
+        "warn",
+        f"{detail}: {names}",
+        "run /hindsight:doctor --fix to remove them (they hold nothing acknowledged)",
+    )
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:

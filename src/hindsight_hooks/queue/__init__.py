@@ -13,11 +13,12 @@ Module map: ``jobs`` (schema), ``store`` (files), ``lock`` (the lock), ``index``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,7 @@ from .store import (
     summarize,
     write_fully,
 )
+from .tempfiles import TempFile, find_temp_files, remove_abandoned
 from .timefmt import parse_iso
 
 if TYPE_CHECKING:
@@ -126,6 +128,7 @@ class RetainQueue:
         )
         self._index = ActiveIndex()
         self._ensured: set[str] = set()
+        self._swept = False
         self._closed = False
         self._last_outcome: dict[str, Any] | None = None
 
@@ -162,6 +165,7 @@ class RetainQueue:
         line = dumps_line(fresh)
         held = self._lock.acquire()
         try:
+            self._sweep_locked()
             result, fd, created = self._enqueue_locked(fresh, line, coalesce)
         finally:
             self._lock.release(held)
@@ -292,6 +296,39 @@ class RetainQueue:
     def _on_rewrite(self, ident: tuple[int, int], entries: list[Entry]) -> None:
         self._index.load(ident, [e.raw for e in entries], [e.job for e in entries])
 
+    # -- the lock, and what the first hold of a process cleans up ------------------------------
+
+    @contextlib.contextmanager
+    def _hold(self) -> Iterator[None]:
+        with self._lock.hold():
+            self._sweep_locked()
+            yield
+
+    def _sweep_locked(self) -> None:
+        """Once per queue object, under the lock: remove temp files killed writers left (ADR 071)."""
+        if self._swept:
+            return
+        self._swept = True
+        with contextlib.suppress(Exception):  # housekeeping never fails a queue operation
+            remove_abandoned(self.paths.active.parent, locked_bases=self.own_file_names)
+
+    @property
+    def own_file_names(self) -> frozenset[str]:
+        """The files only ever rewritten under this queue's lock (their temp files are ours)."""
+        return frozenset(p.name for p in (self.paths.active, self.paths.dead, self.paths.malformed))
+
+    def temp_files(self) -> list[TempFile]:
+        """Leftover temp files next to the queue (diagnostics; read-only, no lock). The queue's
+        own are called removable when nobody holds the lock right now (no rewrite under way)."""
+        held, _error = self._lock.probe()
+        return find_temp_files(self.paths.active.parent, locked_bases=() if held else self.own_file_names)
+
+    def remove_temp_files(self) -> list[TempFile]:
+        """``doctor --fix``: remove, under the lock, every leftover temp file that may go."""
+        with self._lock.hold():
+            self._swept = True
+            return remove_abandoned(self.paths.active.parent, locked_bases=self.own_file_names)
+
     # -- flush --------------------------------------------------------------------------------
 
     def flush(
@@ -310,6 +347,9 @@ class RetainQueue:
         after a 404; ``skip_banks`` are left queued untouched (their server is known to be down).
         Raises ``QueueError``/``LockTimeoutError`` only for file or lock failures; delivery
         failures are recorded on the jobs and reported in the result."""
+        if not self._swept:
+            with self._hold():
+                pass
         ctx = FlushContext(
             paths=self.paths,
             cfg=self.cfg,
@@ -356,12 +396,12 @@ class RetainQueue:
 
     def bank_in_backoff(self, bank_id: str) -> bool:
         """The bank's first queued job is not due yet (its delivery would be skipped)."""
-        with self._lock.hold():
+        with self._hold():
             return self._synced_index().in_backoff(bank_id, self._clock())
 
     def is_due_head(self, bank_id: str) -> bool:
         """The bank has a queued job and its first one is due (a flush would try it now)."""
-        with self._lock.hold():
+        with self._hold():
             index = self._synced_index()
             return index.count(bank_id) > 0 and not index.in_backoff(bank_id, self._clock())
 
@@ -379,21 +419,26 @@ class RetainQueue:
 
     def count_active(self) -> int:
         """Valid jobs in the active file."""
-        with self._lock.hold():
+        with self._hold():
             return self._synced_index().total()
 
     # -- diagnostics and maintenance ------------------------------------------------------------
 
     def report(self) -> dict[str, Any]:
-        """The §7.9 report (never raises for broken files; content-free)."""
-        return _report(
+        """The §7.9 report (never raises for broken files; content-free). ``lock_error`` says why
+        the lock file cannot be used at all (then no holder is named: nobody can hold it)."""
+        held, lock_error = self._lock.probe()
+        out = _report(
             self.paths.active,
             self.paths.dead,
             self.paths.malformed,
             now=self._clock(),
-            lock_owner=self._lock.owner() if self._lock.held_by_someone() else None,
+            lock_owner=self._lock.owner() if held else None,
             last_outcome=self._last_outcome,
         )
+        if lock_error is not None:
+            out["lock_error"] = lock_error
+        return out
 
     def jobs_view(self) -> list[dict[str, Any]]:
         """The ``--jobs`` view of active then dead jobs: no content, no metadata values."""

@@ -84,15 +84,27 @@ def report(
     lock_owner: dict[str, Any] | None = None,
     last_outcome: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The §7.9 report, plus the quarantine file's line count."""
+    """The §7.9 report, plus the quarantine file's line count.
+
+    ``malformed`` counts every line that did not parse: those still in the active file (moved
+    aside by the next flush) plus those already quarantined. A flush moves them out of the
+    active file at once, so its own count alone would read 0 right after every flush.
+    """
     dead_summary = summarize(dead)
+    active_part = active_summary(active, now)
+    quarantined = count_lines(malformed)
     out: dict[str, Any] = {
         "queue_path": str(active),
         "dead_letter_path": str(dead),
         "malformed_path": str(malformed),
-        "active": active_summary(active, now),
+        "active": active_part,
         "dead_letter": {k: dead_summary[k] for k in ("valid", "malformed", "error")},
-        "quarantine": count_lines(malformed),
+        "quarantine": quarantined,
+        "malformed": {
+            "total": int(active_part["malformed"]) + int(quarantined["lines"]),
+            "in_queue": int(active_part["malformed"]),
+            "quarantined": int(quarantined["lines"]),
+        },
     }
     if lock_owner is not None:
         out["lock_owner"] = lock_owner

@@ -41,6 +41,10 @@ from .timefmt import iso_ms, parse_iso
 CONTENTION_ERRNOS: frozenset[int] = frozenset(
     e for e in (errno.EEXIST, errno.EPERM, errno.EACCES, errno.EBUSY, errno.ENOTEMPTY, errno.EAGAIN) if e
 )
+# Opening ``Q.lock`` never contends with a holder (the OS lock is taken on the open descriptor),
+# so a failed open is retried only for errnos that can pass; EACCES/EPERM (a file we may not
+# open, e.g. mode 000 or someone else's) would fail for the whole wait: fail at once (ADR 070).
+_OPEN_RETRY_ERRNOS: frozenset[int] = frozenset(e for e in (errno.EBUSY, errno.EAGAIN, errno.EINTR) if e)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 _OWNER_SIZE = 256  # the owner record is padded to this size and rewritten in place
@@ -102,6 +106,21 @@ def read_owner(owner_path: Path) -> dict[str, Any] | None:
     if not isinstance(value, dict) or not isinstance(value.get("pid"), int):
         return None
     return value
+
+
+def unopenable_message(lock_path: Path, exc: OSError) -> str:
+    """Why ``Q.lock`` cannot be opened, and what to do: it holds no data, so fixing its mode or
+    owner, or removing it, is always safe (the next writer recreates it)."""
+    what = describe_os_error(exc)
+    if exc.errno == errno.EISDIR:
+        todo = "it is a directory: remove it (the lock file holds no data)"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        todo = f"fix its mode or owner (chmod 600 {lock_path}, owned by this user) or remove it (it holds no data)"
+    elif exc.errno == errno.ELOOP:
+        todo = "it is a symbolic link: remove it (the lock file holds no data)"
+    else:
+        todo = "check the state folder and its permissions"
+    return f"cannot open lock file {lock_path} ({what}): {todo}"
 
 
 class Hold:
@@ -225,8 +244,8 @@ class QueueLock:
                 self._ensure_dir()
                 continue
             except OSError as exc:
-                if exc.errno not in CONTENTION_ERRNOS:
-                    raise QueueError(f"cannot open lock file {self.lock_path}: {describe_os_error(exc)}") from None
+                if exc.errno not in _OPEN_RETRY_ERRNOS:
+                    raise QueueError(unopenable_message(self.lock_path, exc)) from None
             else:
                 try:
                     locked = bool(_lock_descriptor(fd, blocking=False))
@@ -401,20 +420,32 @@ class QueueLock:
 
     def held_by_someone(self) -> bool:
         """Probe the native lock without waiting (diagnostics: is the owner record current?)."""
+        return self.probe()[0]
+
+    def probe(self) -> tuple[bool, str | None]:
+        """``(held, error)`` without waiting: ``error`` says why the lock file cannot be used at
+        all (it cannot be opened, or is not a regular file), in which case nobody holds it and
+        every queue operation fails; a missing file is simply free."""
         if self._soft or _lock_descriptor is None:
-            return self.lock_path.exists()
+            return self.lock_path.exists(), None
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            return False
+            fd = os.open(self.lock_path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return False, None
+        except OSError as exc:
+            return False, unopenable_message(self.lock_path, exc)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False, f"cannot lock {self.lock_path}: not a regular file; remove it (it holds no data)"
             if _lock_descriptor(fd, blocking=False):
                 if _unlock_descriptor is not None:
                     _unlock_descriptor(fd)
-                return False
-            return True
-        except OSError:
-            return False
+                return False, None
+            return True, None
+        except OSError as exc:
+            if exc.errno in CONTENTION_ERRNOS:
+                return True, None
+            return False, f"cannot lock {self.lock_path}: {describe_os_error(exc)}"
         finally:
             os.close(fd)
 
@@ -430,7 +461,8 @@ class QueueLock:
 
     def _timeout_message(self) -> str:
         msg = f"timed out waiting for retain queue lock {self.lock_path}"
-        owner = self.owner()
+        # the owner record outlives a hold (adr/002): name it only while the lock is really held
+        owner = self.owner() if self.held_by_someone() else None
         if owner is None:
             return msg + " (holder unknown)"
         age = owner.get("age_ms")
