@@ -169,9 +169,10 @@ SNIPPET_ANSWER = "Redis 7, with a 15 minute TTL."
 def state_decision_in_a_host(project: Project) -> None:
     """Session 1, through the public Host: the decision is stated and retained."""
     where = session_file(project.root, "earlier")
-    with Host(project.root, session_file=where, host_name="earlier", ui=RecordingUI()) as host:
+    ui = RecordingUI()
+    with Host(project.root, session_file=where, host_name="earlier", ui=ui) as host:
         host.agent_end([{"role": "user", "content": DECISION}, {"role": "assistant", "content": "Noted."}])
-    assert DECISION_MARK in stored_text(project)
+    assert DECISION_MARK in stored_text(project), (ui.notices, ui.status_history, project.queue_jobs())
 
 
 def run_readme_snippet(heading: str, project: Project, home: Path) -> tuple[subprocess.CompletedProcess[str], str]:

@@ -111,6 +111,7 @@ async def test_session_two_is_shown_session_ones_decision_and_the_thread_keeps_n
     stored = stored_text(project)
     assert DECISION_MARK in stored and QUESTION in stored and "Redis 7, 15 minutes." in stored
     assert not has_block(stored)
+    assert project.unit_count(DECISION_MARK) == 1  # the recall tool's answer was not retained back
 
 
 def test_a_thread_is_a_session_and_each_message_is_retained_once(project: Project, server: ModelServer) -> None:

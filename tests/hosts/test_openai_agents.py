@@ -109,6 +109,7 @@ async def test_session_two_is_shown_session_ones_decision_and_the_sdk_history_ke
     stored = stored_text(project)
     assert DECISION_MARK in stored and QUESTION in stored and "Redis 7, 15 minutes." in stored
     assert not has_block(stored)
+    assert project.unit_count(DECISION_MARK) == 1  # the recall tool's answer was not retained back
 
 
 async def test_a_session_id_is_the_session_a_shell_command_reaches(

@@ -122,6 +122,7 @@ async def test_session_two_is_shown_session_ones_decision_and_the_history_keeps_
     stored = stored_text(project)
     assert DECISION_MARK in stored and QUESTION in stored
     assert not has_block(stored)
+    assert project.unit_count(DECISION_MARK) == 1  # the recall tool's answer was not retained back
 
 
 async def test_a_continued_conversation_is_one_session_and_each_message_is_retained_once(project: Project) -> None:
