@@ -238,7 +238,14 @@ def parent_session_id(parent_file: str | None, raw_parent: str | None) -> str | 
 
 
 @dataclass(frozen=True)
-class _SessionFacts:
+class SessionFacts:
+    """What every document of one session says about the session (ids, file, folder, parent).
+
+    ``host``/``host_session_id`` are set for sessions recorded by another agent (a Claude Code
+    transcript): the content and metadata then name the agent and its own session id. They are
+    left out (``None``) for Pi sessions, whose documents stay byte for byte as before.
+    """
+
     source_file: str
     isid: str
     cwd: str
@@ -246,6 +253,8 @@ class _SessionFacts:
     parent_id: str | None
     parent_file: str | None
     forked: bool
+    host: str | None = None
+    host_session_id: str | None = None
 
 
 def build_session_documents(parsed: ParsedSession, settings: ImportSettings, scope: ImportScope) -> SessionDocuments:
@@ -258,7 +267,7 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
     else:
         targets = [current] if current is not None else []
     parent_file = resolve_parent_session(parsed.header, parsed.path)
-    facts = _SessionFacts(
+    facts = SessionFacts(
         source_file=source_file,
         isid=ident.import_session_id(parsed.header.id, Path(source_file)),
         cwd=session_cwd(parsed, scope.cwd),
@@ -275,10 +284,7 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
         branch_messages += len(branch.messages)
         pairs = zip(branch.messages, branch.entry_timestamps, strict=True)
         items = [(i, _with_timestamp(m, ts)) for i, (m, ts) in enumerate(pairs)]
-        if settings.mode == "curated":
-            documents.extend(_curated(items, leaf, facts, settings, scope, now_ms))
-        else:
-            documents.append(_whole_branch(items, leaf, facts, settings, scope))
+        documents.extend(branch_documents(items, leaf, facts, settings, scope, now_ms))
     warnings = [FORENSIC_WARNING] if settings.mode == "forensic" and documents else []
     return SessionDocuments(
         source_file=source_file,
@@ -294,10 +300,29 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
     )
 
 
+def branch_documents(
+    items: list[tuple[int, Message]],
+    leaf: str,
+    facts: SessionFacts,
+    settings: ImportSettings,
+    scope: ImportScope,
+    now_ms: int,
+) -> list[ImportDocument]:
+    """The documents of one branch (or one part of it): ``items`` are ``(branch index, message)``.
+
+    Curated mode chunks them; raw and forensic make one document. The indexes need not start
+    at 0: an import that only sends what the hooks have not retained yet passes the rest of
+    the branch, and the chunk ranges keep naming positions in the whole branch.
+    """
+    if settings.mode == "curated":
+        return _curated(items, leaf, facts, settings, scope, now_ms)
+    return [_whole_branch(items, leaf, facts, settings, scope)]
+
+
 def _curated(
     items: list[tuple[int, Message]],
     leaf: str,
-    facts: _SessionFacts,
+    facts: SessionFacts,
     settings: ImportSettings,
     scope: ImportScope,
     now_ms: int,
@@ -340,7 +365,7 @@ def _curated(
 def _whole_branch(
     items: list[tuple[int, Message]],
     leaf: str,
-    facts: _SessionFacts,
+    facts: SessionFacts,
     settings: ImportSettings,
     scope: ImportScope,
 ) -> ImportDocument:
@@ -362,7 +387,7 @@ def _whole_branch(
 
 
 def _document(
-    facts: _SessionFacts,
+    facts: SessionFacts,
     settings: ImportSettings,
     scope: ImportScope,
     *,
@@ -386,6 +411,8 @@ def _document(
         doc_id = ident.import_document_id(facts.isid, leaf)
     body: dict[str, Any] = {
         "source": "session-import",
+        "host": facts.host,
+        "host_session_id": facts.host_session_id,
         "session_file": facts.source_file,
         "cwd": facts.cwd,
         "session_id": facts.isid,
@@ -431,6 +458,8 @@ def _document(
         "include_branches": settings.include_branches,
         "tool_results": settings.tool_results,
         "session_timestamp": facts.session_timestamp,
+        "host": facts.host,
+        "host_session_id": facts.host_session_id,
         "source": "hindsight-hooks",
         "retain_source": "import",
     }

@@ -31,6 +31,7 @@ from ..plugin.jobs import build_item, new_job, session_tags
 from ..timing import Deadline
 from .chat_transcript import build_chat_document, parse_chat
 from .checkpoint import Checkpoint, make_run_id
+from .claude_import import RANGES_KEY, CursorClaim, Ranges, build_claude_documents, live_sid, parse_claude_file
 from .documents import (
     SKIP_ALREADY_IMPORTED,
     ImportDocument,
@@ -38,10 +39,11 @@ from .documents import (
     ImportSettings,
     build_session_documents,
 )
+from .formats import CLAUDE_CODE, CODEX, PI_SESSION, detect_format
 from .manifest import Manifest, entry_for
-from .pi_session import BadLines, EmptyFileError, ParsedSession, SessionFormatError, parse_session, sniff
+from .pi_session import BadLines, EmptyFileError, ParsedSession, SessionFormatError, parse_session
 from .queue_ops import find_queued, job_states, queued_state, remove_stale
-from .sources import ImportRefused, check_belongs
+from .sources import ImportRefused, check_belongs, check_cwd_belongs
 
 if TYPE_CHECKING:
     from ..plugin.runtime import SessionRuntime
@@ -69,7 +71,7 @@ class NothingToImport(ImportFailure):
 class Plan:
     """One source file's documents and where they go."""
 
-    kind: str  # "session" | "chat"
+    kind: str  # "session" | "chat" | "claude-code"
     source_file: str
     bank_id: str
     session_id: str
@@ -81,6 +83,12 @@ class Plan:
     bad_lines: int = 0
     warnings: list[str] = field(default_factory=list)
     bad: BadLines = field(default_factory=BadLines)
+    notes: list[str] = field(default_factory=list)
+    """Facts worth showing that are not problems (what the hooks already retained)."""
+    claim: CursorClaim | None = None
+    """Claude Code: the hooks' cursor to move once every document is queued (ADR-110)."""
+    ranges: Ranges | None = None
+    """Claude Code: the message ranges this run covers, kept in the checkpoint for a resume."""
 
     @property
     def include_branches(self) -> str:
@@ -173,6 +181,68 @@ def _gap_warnings(parsed: ParsedSession, settings: ImportSettings) -> list[str]:
     return [text]
 
 
+def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """A Claude Code transcript that belongs here: the part the hooks have not retained (ADR-110)."""
+    from ..plugin.cursor import CursorError
+
+    assert rt.identity is not None
+    bank = project_bank_or_fail(rt)
+    with _reading(path):
+        parsed = parse_claude_file(path)
+    check_cwd_belongs(Path(path), parsed.cwd, rt.cwd, rt.identity.root, explicit=explicit)
+    session_cwd = parsed.cwd or str(rt.cwd)
+    source_file = os.path.abspath(path)
+    run_id = make_run_id(
+        bank,
+        live_sid(session_cwd, parsed.session_id),
+        settings.include_branches,
+        settings.mode,
+        settings.update_mode,
+        source_file,
+    )
+    try:
+        docs = build_claude_documents(
+            parsed,
+            settings,
+            _scope(rt),
+            session_cwd=session_cwd,
+            run_id=run_id,
+            checkpoint_path=rt.resolve_path(rt.cfg.import_.checkpoint_path),
+            resume=rt.cfg.import_.resume,
+            lock_timeout_ms=rt.cfg.queue.lock_timeout_ms,
+        )
+    except CursorError as exc:
+        raise ImportFailure(
+            f"{path}: cannot tell what the hooks already retained of this session ({redact_error(exc)}); "
+            "nothing imported: run hindsight-hooks doctor --fix in that folder, then import again"
+        ) from None
+    warnings: list[str] = []
+    if settings.include_branches == "all-leaves":
+        warnings.append(f"{path}: a Claude Code session is imported along its current branch only (--all-leaves)")
+    notes: list[str] = []
+    if docs.retained_before:
+        notes.append(
+            f"{path}: {docs.retained_before} of its {len(parsed.messages)} message(s) are already in memory "
+            "(retained by the hooks or an earlier import) and are not imported again"
+        )
+    return Plan(
+        kind=CLAUDE_CODE,
+        source_file=source_file,
+        bank_id=bank,
+        session_id=docs.sid,
+        cwd=docs.cwd,
+        settings=settings,
+        documents=docs.documents,
+        branch_messages=sum(end - start + 1 for start, end in docs.ranges),
+        bad_lines=parsed.bad.count,
+        warnings=warnings,
+        bad=parsed.bad,
+        notes=notes,
+        claim=docs.claim,
+        ranges=docs.ranges,
+    )
+
+
 def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
     """A chat/gateway transcript: one document for the user bank, refused without one."""
     assert rt.identity is not None
@@ -204,7 +274,7 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
 
 
 def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
-    """An explicit file: a Pi session if it has a session header, else a chat transcript.
+    """An explicit file, by its content: a Pi session, a Claude Code transcript, else a chat log.
 
     A session whose header line is damaged is refused (naming the line) rather than read as a
     chat log, which would file a project's session in the user bank.
@@ -215,10 +285,23 @@ def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
     if not path.is_file():
         raise ImportFailure(f"{path} does not exist or is not a file")
     with _reading(path):
-        kind = sniff(path)
-    if kind == "session":
+        kind = detect_format(path)
+    if kind == PI_SESSION:
         return plan_session(rt, path, settings, explicit=True)
+    if kind == CLAUDE_CODE:
+        return plan_claude(rt, path, settings, explicit=True)
+    if kind == CODEX:
+        raise ImportFailure(f"{path} is a Codex session (rollout); importing Codex sessions is not supported yet")
     return plan_chat(rt, path)
+
+
+def plan_current(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
+    """The current session's own file: a Pi session, or the Claude Code transcript it names."""
+    with _reading(path):
+        kind = detect_format(path)
+    if kind == CLAUDE_CODE:
+        return plan_claude(rt, path, settings, explicit=True)
+    return plan_session(rt, path, settings, explicit=True)
 
 
 # -- preview ---------------------------------------------------------------------------------------
@@ -278,6 +361,7 @@ class Preview:
     views: list[DocView]
     unchanged: int
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)
 
     @property
     def messages(self) -> int:
@@ -309,6 +393,7 @@ class Preview:
         lines += [v.line() for v in self.views[:PREVIEW_DOC_LINES]]
         if len(self.views) > PREVIEW_DOC_LINES:
             lines.append(f"… and {len(self.views) - PREVIEW_DOC_LINES} more document(s)")
+        lines += [f"note: {n}" for n in self.notes]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -334,7 +419,8 @@ def build_preview(rt: SessionRuntime, scope: str, plans: list[Plan]) -> Preview:
             else:
                 views.append(DocView(plan, doc, "pending", None, same))
     warnings += manifest.warnings
-    return Preview(scope=scope, plans=plans, views=views, unchanged=unchanged, warnings=warnings)
+    notes = [n for p in plans for n in p.notes]
+    return Preview(scope=scope, plans=plans, views=views, unchanged=unchanged, warnings=warnings, notes=notes)
 
 
 # -- the real import -------------------------------------------------------------------------------
@@ -401,6 +487,7 @@ def _checkpoint_header(rt: SessionRuntime, plan: Plan) -> dict[str, Any]:
         "tool_results": settings.tool_results if settings else "none",
         "import_quality_profile": settings.quality_profile if settings and settings.strict else None,
         "update_mode": plan.update_mode,
+        RANGES_KEY: plan.ranges,
     }
 
 
@@ -489,9 +576,31 @@ def _execute_plan(
         cp.save()
         jobs.setdefault(result.job_id, []).append(view)
     cp.save()
+    _claim(rt, plan, views, outcome)
 
     # 3. Deliver, one job at a time, stopping at the first failure.
     _flush(rt, plan, jobs, cp, manifest, deadline, outcome)
+
+
+def _claim(rt: SessionRuntime, plan: Plan, views: list[DocView], outcome: ImportOutcome) -> None:
+    """Once a Claude Code session's documents are all durably queued (or done), move the hooks'
+    cursor over them, so a later ``Stop`` of that session does not retain them again (ADR-110).
+
+    Not before: a kill in between leaves the cursor where it was, and the re-run builds the same
+    documents. A cursor that cannot be written is reported; the documents stay queued (a
+    message the hooks may retain once more beats a lost one).
+    """
+    if plan.claim is None or any(v.status in ("pending", "failed") for v in views):
+        return
+    try:
+        plan.claim.advance()
+    except Exception as exc:
+        text = (
+            f"{plan.source_file}: imported, but the hooks' retain cursor of this session could not be moved "
+            f"({redact_error(exc)}); if the session is resumed, its imported part may be retained again"
+        )
+        rt.warn_once("import-cursor", text)
+        outcome.notes.append(text)
 
 
 def _job_for(rt: SessionRuntime, plan: Plan, doc: ImportDocument) -> dict[str, Any]:

@@ -38,11 +38,21 @@ def belongs(session_cwd: str, cwd: Path, root: Path) -> bool:
 
 def check_belongs(path: Path, header: SessionHeader, cwd: Path, root: Path, *, explicit: bool) -> None:
     """Raise ``ImportRefused`` unless ``path`` belongs to this project."""
-    session_cwd = header_cwd(header, path)
+    check_cwd_belongs(path, header_cwd(header, path), cwd, root, explicit=explicit, where="its session header")
+
+
+def check_cwd_belongs(
+    path: Path, session_cwd: str | None, cwd: Path, root: Path, *, explicit: bool, where: str = "its lines"
+) -> None:
+    """Raise ``ImportRefused`` unless a session recorded in ``session_cwd`` belongs to this project.
+
+    ``where`` says where the cwd would have been found, for the refusal of a file without one.
+    """
     if session_cwd is None:
         if explicit:
             return
-        raise ImportRefused(f"{path} has no cwd in its session header; discovery cannot prove it belongs here")
+        raise ImportRefused(f"{path} has no cwd in {where}; discovery cannot prove it belongs here")
+    session_cwd = os.path.realpath(session_cwd)
     if not belongs(session_cwd, cwd, root):
         raise ImportRefused(
             f"refusing {path}: it was recorded in {session_cwd}, which is outside this project ({root})"

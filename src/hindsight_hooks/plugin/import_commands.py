@@ -129,20 +129,40 @@ def _handler(runtime_for: RuntimeFor, name: str) -> Callable[[str, HostContext],
     return run
 
 
-def _no_sessions(folder: Path, missing: bool, refused: list[dict[str, str]], as_json: bool) -> CommandResult:
-    """Discovery found nothing to import: say so plainly, as a warning (never an error)."""
+def _no_sessions(
+    folder: Path, missing: bool, refused: list[dict[str, str]], as_json: bool, claude_folders: list[Path]
+) -> CommandResult:
+    """Discovery found nothing to import: say so plainly, as a warning (never an error).
+
+    Claude Code's folders are named only when this project has one: a person who never ran
+    Claude Code here should not read about ``~/.claude``.
+    """
     data: dict[str, Any] = {"action": "import", "status": "no-sessions", "folder": str(folder), "refused": refused}
+    where = f"{folder}" + "".join(f" or {f}" for f in claude_folders)
+    if claude_folders:
+        data["claude_code_folders"] = [str(f) for f in claude_folders]
     if refused:
-        text = f"no sessions of this project found in {folder}" + "".join(
+        text = f"no sessions of this project found in {where}" + "".join(
             f"\nskipped {r['file']}: {r['reason']}" for r in refused
         )
     else:
-        text = f"no sessions found in {folder}" + (" (the folder does not exist)" if missing else "")
+        gone = missing and not claude_folders
+        text = f"no sessions found in {where}" + (" (the folder does not exist)" if gone else "")
     return _result(text, "warning", data, as_json)
+
+
+def _discovery_scope(bank: str | None, folder: Path | None, pi_files: int, claude_files: list[Path]) -> str:
+    """``project bank B from N session file(s) in F`` (+ ``and M Claude Code session(s) in G``)."""
+    parts = [f"{pi_files} session file(s) in {folder}"] if pi_files and folder is not None else []
+    if claude_files:
+        folders = sorted({str(p.parent) for p in claude_files})
+        parts.append(f"{len(claude_files)} Claude Code session(s) in {', '.join(folders)}")
+    return f"project bank {bank} from {' and '.join(parts)}"
 
 
 def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> CommandResult:
     """Plan, preview, confirm, import — the whole command, for any of the four names."""
+    from ..importer.claude_sources import discover_claude
     from ..importer.documents import ImportSettings
     from ..importer.runner import (
         ImportFailure,
@@ -151,6 +171,8 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
         build_preview,
         confirm,
         execute,
+        plan_claude,
+        plan_current,
         plan_file,
         plan_session,
     )
@@ -172,29 +194,38 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
             plans.append(plan_file(rt, path, settings))
             scope = f"{'user' if plans[0].kind == 'chat' else 'project'} bank {plans[0].bank_id} from file {path}"
         elif name == "hindsight:import-project-sessions":
-            if session_file is None:
+            claude = discover_claude(rt.env, rt.cwd, rt.identity.root)
+            if session_file is None and not claude.accepted:
                 return CommandResult(
                     "no session file: this session is not saved to disk, so there is no session folder to search",
                     "warning",
                 )
-            folder = Path(os.path.abspath(session_file)).parent
-            found = discover(folder, rt.cwd, rt.identity.root)
-            refused = [{"file": str(p), "reason": redact_error(why)} for p, why in found.refused]
-            if not found.accepted:
-                return _no_sessions(folder, found.missing, refused, args.as_json)
-            for path in found.accepted:
+            folder = Path(os.path.abspath(session_file)).parent if session_file is not None else None
+            found = discover(folder, rt.cwd, rt.identity.root) if folder is not None else None
+            pi_files = found.accepted if found is not None else []
+            refused = [{"file": str(p), "reason": redact_error(why)} for p, why in (found.refused if found else [])]
+            refused += [{"file": str(p), "reason": redact_error(why)} for p, why in claude.refused]
+            if not pi_files and not claude.accepted:
+                assert folder is not None and found is not None
+                return _no_sessions(folder, found.missing, refused, args.as_json, claude.folders)
+            for path in pi_files:
                 try:
                     plans.append(plan_session(rt, path, settings, explicit=False))
                 except (ImportFailure, ImportRefused) as exc:
                     refused.append({"file": str(path), "reason": redact_error(exc)})
-            scope = f"project bank {rt.project_bank()} from {len(found.accepted)} session file(s) in {folder}"
+            for path in claude.accepted:
+                try:
+                    plans.append(plan_claude(rt, path, settings, explicit=False))
+                except (ImportFailure, ImportRefused) as exc:
+                    refused.append({"file": str(path), "reason": redact_error(exc)})
+            scope = _discovery_scope(rt.project_bank(), folder, len(pi_files), claude.accepted)
         else:
             if session_file is None:
                 return CommandResult("no session file: this session is not saved to disk; nothing to import", "warning")
             path = Path(os.path.abspath(session_file))
             if not path.is_file():
                 return CommandResult(f"the session file {path} does not exist yet; nothing to import", "warning")
-            plans.append(plan_session(rt, path, settings, explicit=True))
+            plans.append(plan_current(rt, path, settings))
             scope = f"project bank {plans[0].bank_id} from current session {path}"
     except NothingToImport as exc:
         text = redact_error(exc)
@@ -211,12 +242,16 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
         "mode": settings.mode,
         "refused": refused,
     }
+    if preview.notes:
+        data["notes"] = preview.notes
     refused_text = "".join(f"\nskipped {r['file']}: {r['reason']}" for r in refused)
+    notes_text = "".join(f"\nnote: {n}" for n in preview.notes)
     if not preview.views:
         data.update(summary=preview.summary(status="nothing-to-import", write=False), documents=[])
         level = "warning" if refused or preview.warnings else "info"
         warned_text = "".join(f"\nwarning: {w}" for w in preview.warnings)
-        return _result(f"nothing to import ({scope}){warned_text}{refused_text}", level, data, args.as_json)
+        text = f"nothing to import ({scope}){notes_text}{warned_text}{refused_text}"
+        return _result(text, level, data, args.as_json)
 
     if args.dry_run:
         data["documents"] = [v.as_dict(preview=True) for v in preview.views]
@@ -230,7 +265,8 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
         data["summary"] = preview.summary(status="unchanged", write=False)
         skipped = len(preview.views)
         return _result(
-            f"nothing new to import: {skipped} document(s) already imported or empty ({scope}){refused_text}",
+            f"nothing new to import: {skipped} document(s) already imported or empty ({scope})"
+            f"{notes_text}{refused_text}",
             "info",
             data,
             args.as_json,
@@ -262,6 +298,7 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
     lines += [f"delivery to {b} failed: {e}" for b, e in outcome.delivery_errors.items()]
     if outcome.enqueue_error:
         lines.append(f"could not queue: {outcome.enqueue_error}")
+    lines += [f"note: {n}" for n in preview.notes]
     lines += [f"warning: {w}" for w in data["warnings"]]
     attention = bool(counts["queued"] or refused or data["warnings"])
     level = "error" if outcome.activity == "import-failed" else "warning" if attention else "info"
