@@ -164,3 +164,22 @@ def test_a_session_id_names_the_same_session_file_as_the_cli(tmp_path: Path) -> 
     assert host.ctx.session_file is not None and host.ctx.session_file.parent == tmp_path / ".hindsight" / "sessions"
     assert host.ctx.host_name == "test"
 
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("pydanticai", "pydantic_ai", "pydantic-ai"),
+        ("openai_agents", "agents", "openai-agents"),
+        ("langchain", "langchain", "langchain"),
+    ],
+)
+def test_an_adapter_without_its_framework_names_the_extra_to_install(module: str, framework: str, extra: str) -> None:
+    import subprocess
+    import sys
+
+    # A child Python in which the framework cannot be imported (``None`` in sys.modules blocks it).
+    code = f"import sys; sys.modules[{framework!r}] = None; import hindsight_hooks.hosts.{module}"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert f"pip install 'hindsight-hooks[{extra}]'" in proc.stderr.strip().splitlines()[-1]

@@ -37,7 +37,7 @@ try:
     from langchain_core.tools import BaseTool, ToolException
     from langgraph.runtime import Runtime
     from pydantic import BaseModel, ConfigDict
-except ImportError as exc:  # pragma: no cover - exercised by a test without the extra
+except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without the framework
     raise ImportError(
         "hindsight_hooks.hosts.langchain needs LangChain: pip install 'hindsight-hooks[langchain]'"
     ) from exc

@@ -42,7 +42,7 @@ try:
     from agents.items import ModelResponse, TResponseInputItem
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool_context import ToolContext
-except ImportError as exc:  # pragma: no cover - exercised by a test without the extra
+except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without the framework
     raise ImportError(
         "hindsight_hooks.hosts.openai_agents needs the OpenAI Agents SDK: pip install 'hindsight-hooks[openai-agents]'"
     ) from exc

@@ -42,7 +42,7 @@ try:
     from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
-except ImportError as exc:  # pragma: no cover - exercised by a test without the extra
+except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without the framework
     raise ImportError(
         "hindsight_hooks.hosts.pydanticai needs pydantic-ai: pip install 'hindsight-hooks[pydantic-ai]'"
     ) from exc
