@@ -91,6 +91,7 @@ from .local_schema import (
     slot_range,
     store_error,
 )
+from .local_script import unit_script_terms
 from .local_text import StemFinder, query_terms
 from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
@@ -581,8 +582,11 @@ class LocalBackend:
             sets: list[str] = []
             params: list[Any] = []
             if content is not None:
-                sets.append("content = ?")
-                params.append(content)
+                row = conn.execute(
+                    "SELECT context FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)
+                ).fetchone()
+                sets.append("content = ?, script_terms = ?")
+                params.extend([content, unit_script_terms(content, str(row[0]) if row else "")])
             if importance is not None:
                 sets.append("importance = ?")
                 params.append(min(1.0, max(0.0, float(importance))))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .local_schema import RANK_CONFIG
-from .local_text import match_expression
+from .local_text import match_expression, term_expression
 
 RANK_WINDOW = 2000
 # The store's configured rank (``bm25(w_content, w_context)``) as an explicit call.
@@ -209,7 +209,7 @@ class CandidateSearch:
             f"AND rowid BETWEEN {lo} AND {hi} LIMIT {cap}))"
             for i in range(len(terms))
         )
-        row = self.conn.execute("SELECT " + sub, [f'"{t}"' for t in terms]).fetchone()
+        row = self.conn.execute("SELECT " + sub, [term_expression(t) for t in terms]).fetchone()
         return [int(v) for v in row]
 
     def run(self, terms: list[str], need: int, enough: int) -> SearchResult:

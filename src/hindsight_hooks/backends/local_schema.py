@@ -20,19 +20,22 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from .base import BackendError, ErrorKind
+from .local_script import unit_script_terms
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_HEADER = b"SQLite format 3\x00"
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
 BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 8192  # per connection; ranking touches many index pages at 100k units
-RANK_CONFIG = "bm25(1.0, 0.5)"
+RANK_CONFIG_V1 = "bm25(1.0, 0.5)"  # content, context (versions 1-2; frozen in the version-1 script)
+RANK_CONFIG = "bm25(1.0, 0.5, 1.0)"  # content, context, script_terms (version 3, ADR 115)
 
 
 def slot_range(slot: int) -> tuple[int, int]:
@@ -93,7 +96,7 @@ CREATE INDEX unit_tags_by_tag ON unit_tags(bank_id, tag);
 CREATE VIRTUAL TABLE units_fts USING fts5(
     content, context, content='units', content_rowid='rowid', tokenize='porter unicode61'
 );
-INSERT INTO units_fts(units_fts, rank) VALUES ('rank', '{RANK_CONFIG}');
+INSERT INTO units_fts(units_fts, rank) VALUES ('rank', '{RANK_CONFIG_V1}');
 CREATE TRIGGER units_fts_insert AFTER INSERT ON units BEGIN
     INSERT INTO units_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
 END;
@@ -139,11 +142,64 @@ INSERT INTO document_parts(bank_id, document_id, seq, text)
 UPDATE documents SET original_text = '' WHERE original_text != '';
 """
 
+# Version 3 (ADR 115): a third indexed column, ``units.script_terms``, holds the bigrams of text
+# written without spaces and a token per emoji (``local_script.index_terms``), so 東京 finds
+# 東京サーバー and 🚀 finds 🚀. FTS5 cannot add a column, so the index is dropped, created again
+# with three columns and rebuilt from ``units`` (once: ~6 s per 100k units here).
+_V2_TO_V3_INDEX = """
+DROP TRIGGER units_fts_insert;
+DROP TRIGGER units_fts_delete;
+DROP TRIGGER units_fts_update;
+DROP TABLE units_fts;
+CREATE VIRTUAL TABLE units_fts USING fts5(
+    content, context, script_terms, content='units', content_rowid='rowid', tokenize='porter unicode61'
+);
+INSERT INTO units_fts(units_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 1.0)');
+CREATE TRIGGER units_fts_insert AFTER INSERT ON units BEGIN
+    INSERT INTO units_fts(rowid, content, context, script_terms)
+        VALUES (new.rowid, new.content, new.context, new.script_terms);
+END;
+CREATE TRIGGER units_fts_delete AFTER DELETE ON units BEGIN
+    INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
+        VALUES ('delete', old.rowid, old.content, old.context, old.script_terms);
+END;
+CREATE TRIGGER units_fts_update AFTER UPDATE OF content, context, script_terms ON units BEGIN
+    INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
+        VALUES ('delete', old.rowid, old.content, old.context, old.script_terms);
+    INSERT INTO units_fts(rowid, content, context, script_terms)
+        VALUES (new.rowid, new.content, new.context, new.script_terms);
+END;
+INSERT INTO units_fts(units_fts) VALUES ('rebuild');
+"""
+
+
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Add ``units.script_terms``, fill it for the units that have such text, rebuild the index."""
+    conn.execute("ALTER TABLE units ADD COLUMN script_terms TEXT NOT NULL DEFAULT ''")
+    last = -(1 << 62)
+    while True:  # in chunks: a big store's text does not fit in memory at once
+        rows = conn.execute(
+            "SELECT rowid, content, context FROM units WHERE rowid > ? ORDER BY rowid LIMIT 2000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        updates = [(terms, rowid) for rowid, content, context in rows if (terms := unit_script_terms(content, context))]
+        # The old index's triggers watch content and context only: this update fires none of them.
+        conn.executemany("UPDATE units SET script_terms = ? WHERE rowid = ?", updates)
+    for statement in _statements(_V2_TO_V3_INDEX):
+        conn.execute(statement)
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
 # MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
 # schema. Published entries never change (files in the wild were built by them): a change to
-# the schema is a new entry and a version bump.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_V1, _V1_TO_V2)
+# the schema is a new entry and a version bump. An entry is a SQL script, or a function for a
+# step that needs Python (version 3 computes each unit's script terms).
+MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3)
 assert len(MIGRATIONS) == SCHEMA_VERSION
+assert f"'{RANK_CONFIG}'" in _V2_TO_V3_INDEX
 
 
 def store_error(operation: str, path: Path, problem: str, kind: ErrorKind = "permanent") -> BackendError:
@@ -229,7 +285,11 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
         try:
             found = _read_version(conn, path)  # another process may have migrated meanwhile
             for version in range(found, SCHEMA_VERSION):
-                for statement in _statements(MIGRATIONS[version]):
+                step = MIGRATIONS[version]
+                if callable(step):
+                    step(conn)
+                    continue
+                for statement in _statements(step):
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")

@@ -20,6 +20,11 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
+from .local_script import expression as script_expression
+from .local_script import has_script_text, is_script_term, normal_text, without_script
+from .local_script import literal as script_literal
+from .local_script import query_terms as script_query_terms
+
 MAX_TERMS = 12
 _WORD = re.compile(r"\w+")
 _FTS_TOKEN = re.compile(r"[^\W_]+")
@@ -47,25 +52,41 @@ def query_terms(query: str) -> list[str]:
     "Distinct" is as the porter index sees them (ADR 055): a token whose stems equal an earlier
     term's (``schedule``/``scheduler``, ``pin``/``pinned``) is the same term — kept twice it would
     be OR-ed and weighed twice by bm25 and counted twice by the coverage rule.
+
+    Text in scripts written without spaces and emoji give script terms (``local_script``,
+    ADR 115) in their place in the query; they count towards the 12 like any term.
     """
-    out: dict[str, None] = {}
+    found: list[tuple[int, str]] = []
+    masked = without_script(normal_text(query)) if has_script_text(query) else query
     keys: set[tuple[str, ...]] = set()
-    for raw in _WORD.findall(query.lower()):
-        if len(raw) < 2 or raw in STOP_WORDS or raw in out or not _FTS_TOKEN.search(raw):
+    seen: set[str] = set()
+    for match in _WORD.finditer(masked.lower()):
+        raw = match.group()
+        if len(raw) < 2 or raw in STOP_WORDS or raw in seen or not _FTS_TOKEN.search(raw):
             continue
         key = term_key(raw)
         if key in keys:  # same stems as an earlier term: FTS5 would match (and weigh) it twice
             continue
         keys.add(key)
-        out[raw] = None
-        if len(out) == MAX_TERMS:
-            break
-    return list(out)
+        seen.add(raw)
+        found.append((match.start(), raw))
+    if masked is not query:
+        for pos, term in script_query_terms(query):
+            if term not in seen:
+                seen.add(term)
+                found.append((pos, term))
+        found.sort()
+    return [term for _, term in found[:MAX_TERMS]]
 
 
 def match_expression(terms: list[str]) -> str:
-    """Each term quoted as an FTS5 phrase, joined with ``OR`` (terms never contain quotes)."""
-    return " OR ".join(f'"{t}"' for t in terms)
+    """Each term as an FTS5 phrase (quoted word, or a script term's expression), joined with ``OR``."""
+    return " OR ".join(term_expression(t) for t in terms)
+
+
+def term_expression(term: str) -> str:
+    """One term's FTS5 expression: a word is quoted (terms never contain quotes)."""
+    return script_expression(term) if is_script_term(term) else f'"{term}"'
 
 
 def _fold(text: str) -> str:
@@ -92,7 +113,12 @@ def porter_stem(token: str) -> str:
 
 
 def term_key(term: str) -> tuple[str, ...]:
-    """The stems FTS5 indexes for one query term (a term like ``foo_bar`` is two tokens)."""
+    """The stems FTS5 indexes for one query term (a term like ``foo_bar`` is two tokens).
+
+    A script term (ADR 115) is its own key: :class:`StemFinder` finds it by its literal text.
+    """
+    if is_script_term(term):
+        return (term,)
     return tuple(porter_stem(t) for t in fts_tokens(term))
 
 
@@ -108,13 +134,18 @@ class StemFinder:
     def __init__(self, stems: frozenset[str]) -> None:
         self.stems = stems
         by_prefix: dict[str, set[str]] = {}
+        self._literals = {stem: script_literal(stem) for stem in stems if is_script_term(stem)}
         for stem in stems:
-            by_prefix.setdefault(stem[:-1], set()).add(stem)
+            if stem not in self._literals:
+                by_prefix.setdefault(stem[:-1], set()).add(stem)
         self._by_prefix = by_prefix
 
     def found(self, text: str) -> frozenset[str]:
-        folded = _fold(text)
         hits: set[str] = set()
+        if self._literals:  # script terms (ADR 115): present when their text is, as the index has it
+            normal = normal_text(text)
+            hits.update(key for key, lit in self._literals.items() if lit in normal)
+        folded = _fold(text)
         for prefix, wanted in self._by_prefix.items():
             if not prefix:
                 hits.update(wanted & {porter_stem(t) for t in _FTS_TOKEN.findall(folded)})

@@ -35,17 +35,19 @@ from typing import Any
 
 import orjson
 
+from .local_script import unit_script_terms
 from .local_windows import link_turns
 
 STAGING_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS stage_units("
     "rowid INTEGER PRIMARY KEY, id TEXT, bank_id TEXT, document_id TEXT, seq INTEGER, content TEXT, context TEXT, "
-    "type TEXT, source TEXT, importance REAL, created_at TEXT, occurred_at TEXT, metadata_json TEXT)",
+    "type TEXT, source TEXT, importance REAL, created_at TEXT, occurred_at TEXT, metadata_json TEXT, "
+    "script_terms TEXT)",
     "CREATE TEMP TABLE IF NOT EXISTS stage_tags(unit_id TEXT, bank_id TEXT, tag TEXT)",
 )
 _UNIT_COLS = (
     "rowid, id, bank_id, document_id, seq, content, context, type, source, importance, created_at, occurred_at, "
-    "metadata_json"
+    "metadata_json, script_terms"
 )
 
 
@@ -148,10 +150,12 @@ def store_batch(
     for document_id, state in docs.items():
         _settle_document(conn, bank_id, document_id, state, now_iso)
         for row in state.pending:
-            unit_rows.append([*row, state.meta_json])
+            # ADR 115: bigrams of space-less scripts and emoji tokens, from the text FTS5 indexes
+            # (the unit's content and its search context, turn terms included).
+            unit_rows.append([*row, state.meta_json, unit_script_terms(str(row[5]), str(row[6]))])
             tag_rows.extend((row[1], bank_id, tag) for tag in state.tags)
     if unit_rows:
-        conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 13)})", unit_rows)
+        conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 14)})", unit_rows)
         conn.execute(f"INSERT INTO units({_UNIT_COLS}) SELECT {_UNIT_COLS} FROM temp.stage_units ORDER BY rowid")
         conn.execute("DELETE FROM temp.stage_units")
     if tag_rows:
