@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from hindsight_hooks.hooks import message_text
-from hindsight_hooks.hosts.codex_transcript import read_transcript
+from hindsight_hooks.importer.codex_session import read_transcript
 
 from .codex_lines import CodexRollout
 

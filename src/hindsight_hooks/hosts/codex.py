@@ -9,7 +9,7 @@ shape Claude Code uses. The mapping (a :class:`~.transcript_hooks.TranscriptAdap
 ``SessionStart``      deliver what earlier sessions left queued (a detached worker); answer at once
 ``UserPromptSubmit``  recall for the prompt, answered as ``hookSpecificOutput.additionalContext``;
                       Codex sends it to the model as a ``developer`` message and records it in the
-                      rollout as one, which the reader (:mod:`.codex_transcript`) never reads
+                      rollout as one, which the reader (``importer/codex_session.py``) never reads
 ``Stop``              ``agent_end`` over the rollout (the cursor keeps the new part), then deliver
 ``PreCompact``        the same (a flush before Codex compacts)
 ``SessionEnd``        the same; Codex clamps this hook's timeout to 3 s, so ours is 2.5 s and the
@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from .codex_transcript import read_transcript
+from ..importer.codex_session import read_transcript
 from .install import HookSpec, hook_command
 from .transcript_hooks import HostProfile, TranscriptAdapter
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hooks.messages import Message
-from .jsonl_lines import epoch_ms, read_lines
+from ..importer.jsonl_lines import epoch_ms, read_lines
 
 COMMAND_MARKER = "[hindsight-hooks command output]"
 """The first line of every prompt our Gemini slash commands send (see :mod:`.gemini_commands`)."""

@@ -40,15 +40,14 @@ history); the chain then simply stops where the window does. Unparsable lines ar
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..hooks.messages import Message
+from .jsonl_lines import epoch_ms, read_lines
 
 _NOISE_PREFIXES = (
     "<system-reminder>",
@@ -74,28 +73,6 @@ def numbered_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, b
             except orjson.JSONDecodeError:
                 obj = None
             yield lineno, obj if isinstance(obj, dict) else None, raw.endswith(b"\n")
-
-
-def read_lines(path: Path, tail_bytes: int | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of the file (or of its last ``tail_bytes``), bad lines skipped."""
-    with open(path, "rb") as fh:
-        if tail_bytes is not None:
-            size = os.fstat(fh.fileno()).st_size
-            if size > tail_bytes:
-                fh.seek(size - tail_bytes)
-                fh.readline()  # the first line is cut
-        data = fh.read()
-    out: list[dict[str, Any]] = []
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-    return out
 
 
 def current_chain(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -124,17 +101,6 @@ def current_chain(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         node = by_uuid.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     return chain
-
-
-def epoch_ms(value: Any) -> int | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, str) and value:
-        try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
-            return None
-    return None
 
 
 def _is_noise(text: str) -> bool:

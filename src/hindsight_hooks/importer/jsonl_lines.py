@@ -1,10 +1,11 @@
 """Reading an agent's JSONL transcript: whole or only its end, damaged lines skipped.
 
-Codex's rollout and Gemini CLI's session file are both one JSON object per line, appended while
-the agent runs. A hook that recalls needs only the last turns of what may be a file of many
-megabytes, so :func:`read_lines` can start ``tail_bytes`` before the end (dropping the first,
-cut line). A line that does not parse (the agent is writing it right now, or the file is
-damaged) is skipped; it is never an error.
+Claude Code's session, Codex's rollout and Gemini CLI's session file are all one JSON object per
+line, appended while the agent runs. A hook that recalls needs only the last turns of what may
+be a file of many megabytes, so :func:`read_lines` can start ``tail_bytes`` before the end
+(dropping the first, cut line). A line that does not parse (the agent is writing it right now,
+or the file is damaged) is skipped; it is never an error. This sits in ``importer/``, below
+``hosts/``, because imports read those sessions with the hooks' own readers (ADR-110).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Codex CLI's rollout JSONL as our Pi-shaped messages (what ``agent_end`` and ``context`` read).
+"""Codex CLI's rollout JSONL as our Pi-shaped messages (what ``agent_end``, ``context`` and imports read).
+
+Pure. It lives in ``importer/`` because the Codex hook adapter (``hosts/codex.py``) and the
+importer both read rollouts with it, and the importer sits below ``hosts/`` (ADR-110).
 
 Codex writes each session to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``, one
 JSON object per line: ``{"timestamp", "ordinal", "type", "payload"}``. The conversation is in
