@@ -228,9 +228,8 @@ class HindsightHooksProvider:
     def _close(self, wait: bool) -> None:
         with self._lock:
             session, self._session, self._durable = self._session, None, None
-            key = self._hermes_session_id or self._session_id
         with _active_lock:
-            if _active.get(key) is self:
+            for key in [k for k, v in _active.items() if v is self]:
                 del _active[key]
         if session is None:
             return
@@ -258,7 +257,12 @@ class HindsightHooksProvider:
         """``/new``, ``/resume``, ``/branch`` open the new session; compression and rewinds continue this
         one (the retain cursor already copes with a transcript that was cut or rewritten)."""
         try:
-            if rewound or kwargs.get("reason") == "compression" or self._session is None:
+            if self._session is None:
+                return
+            if rewound or kwargs.get("reason") == "compression":
+                if new_session_id:  # Hermes' hooks name the continuation from now on
+                    with _active_lock:
+                        _active[str(new_session_id)] = self
                 return
             if new_session_id == self._hermes_session_id and not reset:
                 return
