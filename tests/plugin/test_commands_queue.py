@@ -73,7 +73,17 @@ def test_queue_report_when_empty_and_bad_arguments(kit: Kit) -> None:
         assert (u.level, u.text) == ("warning", QUEUE_USAGE)
     f = host.command("/hindsight:flush")
     assert (f.level, f.text) == ("info", "sent 0, dead-lettered 0, remaining 0, quarantined 0, waiting 0")
-    assert f.data == {"sent": 0, "dead_lettered": 0, "remaining": 0, "quarantined": 0, "waiting": 0, "errors": {}}
+    assert f.data == {
+        "sent": 0,
+        "dead_lettered": 0,
+        "remaining": 0,
+        "quarantined": 0,
+        "waiting": 0,
+        "errors": {},
+        "waited_for": None,
+        "waited_s": 0.0,
+        "in_flight": 0,
+    }
     u = host.command("/hindsight:flush now")
     assert (u.level, u.text) == ("warning", "usage: /hindsight:flush")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +33,7 @@ from .hostkit import (
     statuses,
     stub_hindsight,
     user,
+    wait_until,
 )
 
 __all__ = ["isolated", "stub_hindsight"]  # fixtures, re-exported for pytest
@@ -237,3 +240,73 @@ def test_a_5xx_at_start_does_not_cool_the_banks_down(
         stub_hindsight.down = False
         out = host.context([user("how is the parser built?", 1)])
         assert out is not None and "Stub memory" in str(out), "the first turn recalls: a 503 is not an outage"
+
+
+# -- item 14: /hindsight:flush while another flush is running -----------------------------------------
+
+
+def _queue_turns_while_down(tmp_path: Path, turns: int) -> Project:
+    """A session against a refused port: every turn is queued, none attempted (the bank is offline)."""
+    project = Project(tmp_path / "repo", _remote(closed_port_url(), recall={"enabled": False}))
+    transcript: list[Message] = []
+    with project.host("down") as host:
+        for n in range(1, turns + 1):
+            _prompt, transcript = _turn(transcript, n)
+            host.agent_end(transcript)
+    assert len(project.queue_jobs()) == turns
+    return project
+
+
+def test_flush_while_the_startup_flush_runs_waits_for_it_and_sends_the_rest(
+    tmp_path: Path, isolated: Path, stub_hindsight: StubHindsight
+) -> None:
+    project = _queue_turns_while_down(tmp_path, 4)
+    stub_hindsight.retain_delay_s = 0.6  # a slow server: the startup flush is mid-request
+    project.configure(_remote(stub_hindsight.url, recall={"enabled": False}))
+    with project.host("up") as host:  # its startup flush claims the bank's first job
+        assert wait_until(lambda: any("/memories" in line for line in stub_hindsight.request_lines()), 10)
+        flushed = host.command("/hindsight:flush")
+        # before: "sent 0, dead-lettered 0, remaining 4, ..." (the bank was blocked by the claim)
+        assert flushed.text.startswith("a flush was already running (this session's background flush); waited ")
+        assert flushed.text.endswith("then: sent 3, dead-lettered 0, remaining 0, quarantined 0, waiting 0")
+        assert flushed.data is not None and flushed.data["waited_for"] == "this session's background flush"
+        assert flushed.data["in_flight"] == 0 and flushed.level == "info"
+    assert project.queue_jobs() == []
+    retains = [line for line in stub_hindsight.request_lines() if line.startswith("POST") and "/memories" in line]
+    assert len(retains) == 4, "each job sent once: the explicit flush never raced the startup flush"
+
+
+_OTHER_FLUSHER = """
+import sys, time
+from pathlib import Path
+from hindsight_hooks.config_model import QueueConfig
+from hindsight_hooks.queue import RetainQueue
+
+class Slow:
+    name = "slow"
+    def retain_batch(self, bank_id, items, **kw):
+        print("delivering", flush=True)
+        time.sleep(float(sys.argv[2]))
+        return {"success": True, "items_count": len(items)}
+
+RetainQueue(Path(sys.argv[1]), QueueConfig()).flush(Slow(), max_jobs=1)
+"""
+
+
+def test_flush_while_another_process_flushes_waits_for_its_claim(
+    tmp_path: Path, isolated: Path, stub_hindsight: StubHindsight
+) -> None:
+    project = _queue_turns_while_down(tmp_path, 3)
+    project.configure(_remote(stub_hindsight.url, recall={"enabled": False}, retain={"enabled": False}))
+    other = subprocess.Popen(
+        [sys.executable, "-c", _OTHER_FLUSHER, str(project.queue_path), "1.0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "delivering"
+        with project.host("up") as host:
+            flushed = host.command("/hindsight:flush")
+    finally:
+        other.wait(timeout=30)
+    assert flushed.text.startswith("a flush was already running (another session or process); waited ")
+    assert flushed.text.endswith("then: sent 2, dead-lettered 0, remaining 0, quarantined 0, waiting 0")
+    assert project.queue_jobs() == []

@@ -578,9 +578,10 @@ def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     blocked = _need_enabled(rt)
     if blocked:
         return blocked
-    from .delivery import deliver
+    from .delivery import flush_now
 
-    report = deliver(rt, banks=None, budget_ms=120_000, force=True, warn=False)
+    done = flush_now(rt, budget_ms=120_000)  # waits (bounded) for a flush already running
+    report = done.report
     if report.error:
         return CommandResult(f"flush failed: {report.error}", "error", {"error": report.error})
     data = {
@@ -590,11 +591,11 @@ def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         "quarantined": report.malformed,
         "waiting": report.waiting,
         "errors": report.errors,
+        "waited_for": done.waited_for,
+        "waited_s": round(done.waited_s, 3),
+        "in_flight": done.still_in_flight,
     }
-    text = (
-        f"sent {report.sent}, dead-lettered {report.dead_lettered}, remaining {report.remaining}, "
-        f"quarantined {report.malformed}, waiting {report.waiting}"
-    )
+    text = done.describe()
     if report.errors:
         text += "\n" + "\n".join(f"{b}: {e}" for b, e in report.errors.items())
     level: Level = "warning" if (report.remaining or report.dead_lettered or report.malformed) else "info"

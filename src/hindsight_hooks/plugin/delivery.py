@@ -13,6 +13,8 @@ gets no answer starts that cooldown (ADR 069). Explicit requests (the retain too
 
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +130,90 @@ def deliver(
     for bank_id in wanted:  # already reported when the server stopped answering: no new notice
         report.errors.setdefault(bank_id, _offline_reason(rt))
     return report
+
+
+@dataclass
+class FlushNow:
+    """What ``/hindsight:flush`` did: its own delivery, and whether it had to wait for another.
+
+    ``waited_for`` names the flush that was already running (this session's startup or periodic
+    flush, or another one: another session or process) and ``waited_s`` how long we waited;
+    ``still_in_flight`` counts jobs another flush was still delivering when we stopped waiting.
+    """
+
+    report: DeliveryReport
+    waited_for: str | None = None
+    waited_s: float = 0.0
+    still_in_flight: int = 0
+
+    def describe(self) -> str:
+        rep = self.report
+        text = (
+            f"sent {rep.sent}, dead-lettered {rep.dead_lettered}, remaining {rep.remaining}, "
+            f"quarantined {rep.malformed}, waiting {rep.waiting}"
+        )
+        if self.waited_for is not None:
+            text = f"a flush was already running ({self.waited_for}); waited {self.waited_s:.1f} s for it, then: {text}"
+        if self.still_in_flight:
+            text += (
+                f"\n{self.still_in_flight} job(s) are still being delivered by a flush that is already running; "
+                "/hindsight:queue shows what is left"
+            )
+        return text
+
+
+FLUSH_NOW_WAIT_S = 30.0
+"""How long ``/hindsight:flush`` waits for a flush that is already running (issue 9 item 14)."""
+_IN_FLIGHT_POLL_S = 0.1
+
+
+def flush_now(rt: SessionRuntime, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
+    """An explicit flush of everything (force), that waits — bounded — for a running one.
+
+    A flush already delivering (this session's startup or periodic flush, or another process's)
+    has claimed the head jobs of its banks, and a second flush must not touch those banks until
+    it commits, so without waiting the user read "sent 0, remaining 10924" while the queue was
+    in fact draining. We first wait for this session's own background flush (and keep its timer
+    from starting another meanwhile), then flush; while jobs are still claimed by someone else,
+    we flush again every 100 ms until they are free or ``wait_s`` is spent, adding up what we
+    sent. A round in which a delivery failed ends the loop: force must not hammer a failing bank.
+    """
+    started = time.monotonic()
+    wait_until = started + max(0.0, wait_s)
+    end = started + max(0, budget_ms) / 1000.0
+    flusher = rt.flusher
+    waited_for: str | None = None
+    if flusher is not None and flusher.busy():
+        waited_for = "this session's background flush"
+    gate = flusher.exclusive(wait_s) if flusher is not None else contextlib.nullcontext(True)
+    with gate:
+        total = DeliveryReport()
+        while True:
+            left_ms = max(0, int((end - time.monotonic()) * 1000))
+            rep = deliver(rt, banks=None, budget_ms=left_ms, force=True, warn=False)
+            _add(total, rep)
+            if rep.error or rep.errors or rep.dead_lettered or rep.in_flight == 0:
+                break
+            if time.monotonic() + _IN_FLIGHT_POLL_S >= min(wait_until, end):
+                break
+            waited_for = waited_for or "another session or process"
+            time.sleep(_IN_FLIGHT_POLL_S)
+    waited = time.monotonic() - started if waited_for is not None else 0.0
+    return FlushNow(total, waited_for, waited, total.in_flight)
+
+
+def _add(total: DeliveryReport, rep: DeliveryReport) -> None:
+    """Fold one round into the running total: counts add up, states are the latest round's."""
+    total.sent += rep.sent
+    total.dead_lettered += rep.dead_lettered
+    total.malformed += rep.malformed
+    total.delivered.extend(rep.delivered)
+    total.remaining = rep.remaining
+    total.waiting = rep.waiting
+    total.in_flight = rep.in_flight
+    total.errors.update(rep.errors)
+    total.error = rep.error
+    total.result = rep.result
 
 
 def offline_banks(rt: SessionRuntime) -> list[str]:

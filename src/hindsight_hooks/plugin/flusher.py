@@ -12,9 +12,10 @@ closed while it is still delivering (ADR 018).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from .delivery import deliver
@@ -78,6 +79,22 @@ class PeriodicFlusher:
             return True
         finally:
             self._busy.release()
+
+    def busy(self) -> bool:
+        """A startup or periodic flush is running right now."""
+        return self._busy.locked()
+
+    @contextlib.contextmanager
+    def exclusive(self, wait_s: float) -> Iterator[bool]:
+        """Wait (at most ``wait_s``) for a running startup/periodic flush to end, then keep the
+        timer from starting another while the block runs. Yields False when the wait ran out
+        (the block then runs alongside it, and must say so)."""
+        acquired = self._busy.acquire(timeout=max(0.0, wait_s))
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                self._busy.release()
 
     def stop(self, wait_s: float = STOP_WAIT_S) -> bool:
         """Stop the timer and wait (at most ``wait_s`` in all) for running flushes; True if none is left."""
