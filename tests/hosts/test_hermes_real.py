@@ -91,6 +91,7 @@ def test_readme_install_then_session_2_gets_session_1s_decision_and_our_tool_ans
         block = prompt[prompt.index("<hindsight-memory>") : prompt.index("</hindsight-memory>")]
         assert "Redis 7" in block, prompt
         assert "<memory-context>" in prompt  # Hermes' own fence around what a provider recalls
+        assert "<hindsight-memory>" in last_user_text(session_2[-1]), "the turn's later model calls carry it too"
         results = [message_text(m) for m in chat_messages(session_2[-1]) if m.get("role") == "tool"]
         assert any("Redis 7" in text for text in results), results
 
