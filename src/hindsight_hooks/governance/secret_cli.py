@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .secret_lexicon import REDACTED, is_placeholder, unquoted_is_code
+from .secret_lexicon import REDACTED, cut_before_trailing_name, is_placeholder, unquoted_is_code
 
 
 class _Tool(NamedTuple):
@@ -142,7 +142,10 @@ def _secret_part(text: str, start: int, end: int, mode: str) -> Span | None:
         or _INDIRECTION.match(value)
     ):
         return None  # another flag, an expansion, a path, a template, or ``env:VAR``/``file:x``
-    return start, end
+    # A bare value that runs into the next ``name:`` (``SSHPASS=Authorization: Basic …``) hands
+    # the name back, so the named-value rule still sees that pair.
+    end = cut_before_trailing_name(text, start, end)
+    return (start, end) if end > start else None
 
 
 def _flag_value(text: str, at: int, flag: str, mode: str) -> Span | None:
@@ -167,9 +170,10 @@ def _tool_spans(text: str) -> list[Span]:
     """Each flag's value, when a tool of that flag is named earlier in the same command.
 
     Flags are found first (a literal ``-``, cheap); tool names and command separators are looked
-    for only in the 512 characters before a flag, each character at most once, so dense flags cost one pass of the
-    name pattern and sparse ones (ordinary text) almost nothing. A flag looks back through at
-    most ``_TOOLS_PER_COMMAND`` names, and a flag inside a value already taken is skipped.
+    for only in the 512 characters before a flag, each character at most once, so dense flags
+    cost one pass of the name pattern and sparse ones (ordinary text) almost nothing. A flag
+    looks back through at most ``_TOOLS_PER_COMMAND`` names, and one inside a taken value is
+    skipped.
     """
     tools: list[tuple[int, int, int]] = []
     scanned = last_break = 0
