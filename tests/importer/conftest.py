@@ -95,6 +95,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
     (root / ".hindsight").mkdir(mode=0o700)
     (root / ".hindsight" / "config.toml").write_text('backend = "local"\n', encoding="utf-8")
     db = tmp_path / "data" / "memory.db"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # where Claude Code and Codex keep sessions
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("HINDSIGHT_HOOKS_LOCAL__PATH", str(db))

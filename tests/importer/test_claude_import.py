@@ -10,19 +10,13 @@ or both carried it there.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from hindsight_hooks.hooks import Host, RecordingUI
 
@@ -30,32 +24,9 @@ from ..chat.conftest import SCRIPT
 from ..hosts.claude_lines import ClaudeSession
 from ..hosts.hookproc import HookRunner
 from ..plugin.hostkit import LOCAL_CONFIG, Project, merged, wait_until
+from .host_sessions_kit import BLOCK, cli_env, delivered, hooks, hooks_sid, import_cmd, repo, texts
 
-BLOCK = (
-    "<hindsight-memory>\nRelevant prior memory.\n1. user: recalled line kept out of memory\n</hindsight-memory>"
-)
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    """A git project on the embedded store; ``$HOME`` (where Claude Code keeps sessions) is in tmp."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    for var in ("CLAUDE_CONFIG_DIR", "HINDSIGHT_BASE_URL", "HINDSIGHT_API_KEY", "HINDSIGHT_API_KEY_REF"):
-        monkeypatch.delenv(var, raising=False)
-    project = Project(tmp_path / "repo", LOCAL_CONFIG)
-    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
-    return project
-
-
-@pytest.fixture
-def hooks(tmp_path: Path) -> Iterator[HookRunner]:
-    runner = HookRunner(tmp_path / "home", helper=False)
-    yield runner
-    runner.close()
+__all__ = ["hooks", "repo"]  # fixtures
 
 
 def claude_folder(home: Path, cwd: Path) -> Path:
@@ -69,37 +40,10 @@ def session_in(repo: Project, session_id: str, cwd: Path | None = None) -> Claud
     return ClaudeSession(claude_folder(repo.root.parent / "home", cwd) / f"{session_id}.jsonl", cwd, session_id)
 
 
-def hooks_sid(cwd: Path, session_id: str) -> str:
-    """The sid the hooks give a Claude Code session: sha256 of its session file's path, 16 hex."""
-    path = os.path.abspath(os.path.join(str(cwd), ".hindsight", "sessions", f"{session_id}.jsonl"))
-    return hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
-
-
-def import_cmd(repo: Project, argv: str, answers: list[str | None] | None = None) -> Any:
-    with Host(repo.root, session_file=None, host_name="agent", ui=RecordingUI(answers=answers)) as host:
-        return host.command(f"/hindsight:{argv}")
-
-
 def three_turns(s: ClaudeSession) -> None:
     s.turn("We decided to use Postgres 16 for the cache", "Noted: Postgres 16 for the cache.")
     s.turn("Which queue do we use?", "Redis streams, as before.", block=BLOCK)
     s.turn("And the deploy target?", "Fly.io in two regions.")
-
-
-def texts(repo: Project) -> list[str]:
-    return [content for _, content in repo.units()]
-
-
-def count_when_ready(repo: Project, text: str) -> int:
-    """``unit_count``, or -1 while a hook's worker is still creating the store's tables."""
-    try:
-        return repo.unit_count(text)
-    except sqlite3.OperationalError:
-        return -1
-
-
-def delivered(repo: Project, text: str, count: int) -> bool:
-    return count_when_ready(repo, text) == count and repo.queue_jobs() == []
 
 
 def once_each(repo: Project) -> bool:
@@ -347,13 +291,7 @@ def test_import_project_sessions_finds_this_projects_claude_code_sessions(repo: 
     sibling.mkdir()
     ClaudeSession(claude_folder(home, sibling) / "sib.jsonl", sibling, "sib").turn("sibling zz-sibling", "ok")
 
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "LANG": "C.UTF-8",
-    }
+    env = cli_env(home)
     done = subprocess.run(
         [str(SCRIPT), "import-project-sessions", "--yes", "--json"],
         cwd=repo.root,

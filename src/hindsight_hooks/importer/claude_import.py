@@ -1,69 +1,23 @@
-"""A Claude Code session as import documents that never repeat what the hooks retained (ADR-110).
+"""A Claude Code transcript as a :class:`~.host_import.HostFile` (what an import reads of it).
 
-The same Claude Code session can reach memory two ways: live, through our hooks (``Stop``
-retains the new part of the transcript into the session's live document), and later or
-earlier through an import. Both must agree on which messages are already in memory, or a
-session would be stored twice. They do through one record: the session's **retain cursor**,
-keyed by the sid the hooks use (a hash of ``<cwd>/.hindsight/sessions/<session id>.jsonl``,
-:func:`~hindsight_hooks.host_sessions.session_file_for`), kept in the session folder's
-``.hindsight/retain-cursors.json``, over the very messages the hooks read
-(:mod:`.claude_session`, with injected blocks dropped as ``agent_end`` drops them).
-
-* An import sends only the messages the cursor does not cover yet, as ordinary import
-  documents (§12: curated chunks, tags, manifest, checkpoint, preview), whose ``session:``
-  tag is the hooks' sid. Once every document is durably queued, it moves the cursor over
-  them, so a later ``Stop`` of that session (``claude --resume``) retains only what is new.
-* Documents are named by their place in the whole branch (``chunk-<i>-<start>-<end>``) and by
-  the last message they hold (the "leaf"), so re-running an import over the same part of a
-  session builds byte-identical documents.
-* The checkpoint records the message ranges its run covers (``source_messages``). A run
-  killed after moving the cursor but before delivering everything is resumed from those
-  ranges, not from the cursor (which already covers them): the same documents again, the
-  delivered ones skipped, the queued ones delivered.
-
-Pure up to reading the cursor and the checkpoint; moving the cursor is :class:`CursorClaim`,
-which the runner calls.
+The messages are exactly what the ``Stop`` hook reads (:mod:`.claude_session`: the current
+branch, no sidechains, no compaction summaries, no hook records), with injected blocks dropped
+as ``agent_end`` drops them, so the import and the hooks see one list and one retain cursor
+(ADR-110). The session id and cwd are those of the newest line that records them (what the
+last hook of the session was given); the file's own name stands in for a missing id.
+Unparsable lines are counted with their numbers; the file is never modified.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..governance import identity as ident
-from ..hooks.messages import Message
-from ..host_sessions import session_file_for
-from ..plugin.cursor import CursorStore, filter_new
 from ..plugin.injected import drop_injected
-from .claude_session import current_chain, numbered_objects, to_messages
-from .documents import ImportDocument, ImportScope, ImportSettings, SessionFacts, branch_documents
-from .pi_session import BadLines, EmptyFileError, SessionFormatError
+from .claude_session import current_chain, to_messages
+from .host_import import HostFile, read_objects
 
 HOST = "claude-code"
-STATE_DIR_NAME = ".hindsight"
-CURSOR_FILE = "retain-cursors.json"
-RANGES_KEY = "source_messages"
-"""The checkpoint field holding the ``[start, end]`` message ranges of a Claude Code run."""
-UNFINISHED = ("pending", "queued", "failed")
-
-Ranges = list[list[int]]
-
-
-@dataclass
-class ClaudeFile:
-    """One Claude Code transcript, read for import."""
-
-    path: Path
-    session_id: str
-    cwd: str | None
-    started_at: str | None
-    messages: list[Message]
-    bad: BadLines = field(default_factory=BadLines)
-    sidechain_lines: int = 0
 
 
 def _last_str(lines: list[dict[str, Any]], key: str) -> str | None:
@@ -74,206 +28,17 @@ def _last_str(lines: list[dict[str, Any]], key: str) -> str | None:
     return None
 
 
-def parse_claude_file(path: Path) -> ClaudeFile:
-    """The current branch of ``path`` as messages, with its session id, folder and damaged lines.
-
-    The session id and cwd are those of the newest line that records them (what the last
-    hook of the session was given); the file's own name stands in for a missing id.
-    """
+def parse_claude_file(path: Path) -> HostFile:
+    """The current branch of a Claude Code transcript, with its session id, folder and bad lines."""
     path = Path(path)
-    lines: list[dict[str, Any]] = []
-    bad = BadLines()
-    seen_any = False
-    for lineno, obj, ends_with_newline in numbered_objects(path):
-        seen_any = True
-        if obj is None:
-            bad.add(lineno)
-            bad.truncated_tail = not ends_with_newline
-            continue
-        lines.append(obj)
-    if not seen_any:
-        raise EmptyFileError(f"{path} is empty: nothing to import")
-    if not lines:
-        raise SessionFormatError(f"{path}: no line is valid JSON; nothing imported")
+    lines, bad = read_objects(path)
     chain = current_chain(lines)
-    return ClaudeFile(
+    return HostFile(
         path=path,
+        host=HOST,
         session_id=_last_str(chain, "sessionId") or _last_str(lines, "sessionId") or path.stem,
         cwd=_last_str(chain, "cwd") or _last_str(lines, "cwd"),
         started_at=next((str(o["timestamp"]) for o in chain if isinstance(o.get("timestamp"), str)), None),
         messages=drop_injected(to_messages(chain)),
         bad=bad,
-        sidechain_lines=sum(1 for o in lines if o.get("isSidechain")),
-    )
-
-
-# -- the live session's cursor ----------------------------------------------------------------------
-
-
-def live_sid(session_cwd: str, session_id: str) -> str:
-    """The sid the hooks give this session (``session_id`` of its never-written session file)."""
-    return ident.session_id(session_file_for(Path(session_cwd), session_id), Path(session_cwd))
-
-
-def cursor_path(session_cwd: str) -> Path:
-    """Where the hooks of a session run in ``session_cwd`` keep its retain cursor."""
-    return Path(os.path.realpath(session_cwd)) / STATE_DIR_NAME / CURSOR_FILE
-
-
-@dataclass
-class CursorClaim:
-    """Moves the hooks' retain cursor of one session over the messages an import has queued."""
-
-    path: Path
-    sid: str
-    messages: list[Message]
-    through: int
-    lock_timeout_ms: int = 5000
-
-    def advance(self) -> None:
-        """Raises what :meth:`CursorStore.advance` raises; the caller reports it."""
-        if not self.path.parent.parent.is_dir():
-            return  # the session's folder is gone: no hook will ever read this cursor
-        CursorStore(self.path, self.lock_timeout_ms).advance(self.sid, self.messages, self.through)
-
-
-# -- ranges ---------------------------------------------------------------------------------------
-
-
-def to_ranges(indexes: list[int]) -> Ranges:
-    """Sorted indexes as inclusive ``[start, end]`` runs."""
-    out: Ranges = []
-    for i in sorted(indexes):
-        if out and i == out[-1][1] + 1:
-            out[-1][1] = i
-        else:
-            out.append([i, i])
-    return out
-
-
-def from_ranges(ranges: Any, limit: int) -> list[int] | None:
-    """The indexes of stored ranges, or ``None`` when they are malformed or outside ``limit``."""
-    if not isinstance(ranges, list) or not ranges:
-        return None
-    out: list[int] = []
-    for pair in ranges:
-        if not (isinstance(pair, list) and len(pair) == 2 and all(type(v) is int for v in pair)):
-            return None
-        start, end = pair
-        if not 0 <= start <= end < limit:
-            return None
-        out.extend(range(start, end + 1))
-    return sorted(set(out))
-
-
-def unfinished_ranges(checkpoint_path: Path, run_id: str, limit: int) -> list[int] | None:
-    """The message indexes of this run's checkpoint, if that run left documents undelivered.
-
-    Read-only (a preview must not even set a corrupt checkpoint aside): anything unreadable
-    means "no run to resume".
-    """
-    try:
-        data = json.loads(checkpoint_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("run_id") != run_id:
-        return None
-    docs = data.get("documents")
-    if not isinstance(docs, dict):
-        return None
-    if not any(isinstance(d, dict) and d.get("status") in UNFINISHED for d in docs.values()):
-        return None
-    return from_ranges(data.get(RANGES_KEY), limit)
-
-
-# -- documents --------------------------------------------------------------------------------------
-
-
-@dataclass
-class ClaudeDocuments:
-    """What one Claude Code session gives an import run."""
-
-    sid: str
-    cwd: str
-    documents: list[ImportDocument]
-    ranges: Ranges
-    retained_before: int
-    claim: CursorClaim | None
-    resumed: bool = False
-
-
-def _leaf(msg: Message, index: int) -> str:
-    """The line uuid of the document's last message (a tool result's id is ``<uuid>:<call>``)."""
-    raw = msg.get("id")
-    return str(raw).split(":", 1)[0] if isinstance(raw, str) and raw else f"message-{index}"
-
-
-def _iso_ms(value: str | None) -> int:
-    if not value:
-        return 0
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
-
-
-def build_claude_documents(
-    parsed: ClaudeFile,
-    settings: ImportSettings,
-    scope: ImportScope,
-    *,
-    session_cwd: str,
-    run_id: str,
-    checkpoint_path: Path,
-    resume: bool,
-    lock_timeout_ms: int = 5000,
-) -> ClaudeDocuments:
-    """The documents for the part of ``parsed`` that is not in memory yet.
-
-    Raises :class:`~hindsight_hooks.plugin.cursor.CursorError` when the session's cursor store
-    cannot be read: without it we cannot tell what the hooks retained, and guessing "nothing"
-    would store the session twice.
-    """
-    msgs = parsed.messages
-    sid = live_sid(session_cwd, parsed.session_id)
-    path = cursor_path(session_cwd)
-    state = CursorStore(path, lock_timeout_ms).get(sid) if path.is_file() else None
-    new = filter_new(msgs, state)
-    resumed = unfinished_ranges(checkpoint_path, run_id, len(msgs)) if resume else None
-    if resumed:
-        taken = set(resumed)
-        groups = [resumed, [i for i in new if i not in taken]]
-    else:
-        groups = [new]
-    facts = SessionFacts(
-        source_file=os.path.abspath(parsed.path),
-        isid=sid,
-        cwd=os.path.realpath(session_cwd),
-        session_timestamp=parsed.started_at,
-        parent_id=None,
-        parent_file=None,
-        forked=False,
-        host=HOST,
-        host_session_id=parsed.session_id,
-    )
-    claude_scope = ImportScope(host=HOST, repo_key=scope.repo_key, cwd=facts.cwd, session_tags=scope.session_tags)
-    now_ms = _iso_ms(parsed.started_at)
-    documents: list[ImportDocument] = []
-    covered: list[int] = []
-    for group in groups:
-        if not group:
-            continue
-        items = [(i, msgs[i]) for i in group]
-        leaf = _leaf(msgs[group[-1]], group[-1])
-        documents.extend(branch_documents(items, leaf, facts, settings, claude_scope, now_ms))
-        covered.extend(group)
-    claim = CursorClaim(path, sid, msgs, max(covered), lock_timeout_ms) if covered else None
-    return ClaudeDocuments(
-        sid=sid,
-        cwd=facts.cwd,
-        documents=documents,
-        ranges=to_ranges(covered),
-        retained_before=len(msgs) - len(new),
-        claim=claim,
-        resumed=bool(resumed),
     )

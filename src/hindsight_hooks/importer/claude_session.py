@@ -34,17 +34,15 @@ Each message's ``id`` is its line's ``uuid`` and its ``timestamp`` is epoch mill
 the retain cursor recognises a message it has seen however the file around it changed.
 
 ``tail_bytes`` reads only the end of the file (recall needs the last turns, not a 50 MB
-history); the chain then simply stops where the window does. Unparsable lines are skipped;
-:func:`numbered_objects` gives the importer their line numbers to report.
+history); the chain then simply stops where the window does. Unparsable lines are skipped
+(the importer reports them by line number, :func:`~.jsonl_lines.numbered_objects`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from ..hooks.messages import Message
 from .jsonl_lines import epoch_ms, read_lines
@@ -60,19 +58,6 @@ _NOISE_PREFIXES = (
     "<user-prompt-submit-hook>",
 )
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
-
-
-def numbered_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:
-    """Each non-blank line as ``(1-based line number, its object or None if unparsable, ends with a newline)``."""
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                obj = None
-            yield lineno, obj if isinstance(obj, dict) else None, raw.endswith(b"\n")
 
 
 def current_chain(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .claude_session import numbered_objects
-from .formats import is_claude_line
-from .sources import ImportRefused, check_cwd_belongs
+from .formats import CLAUDE_CODE, is_claude_line
+from .jsonl_lines import numbered_objects
+from .sources import HostDiscovery, ImportRefused, check_cwd_belongs
 
 SLUG_MAX = 200
 PEEK_LINES = 200
@@ -71,20 +70,6 @@ def project_slug(folder: str) -> str:
     return f"{slug[:SLUG_MAX]}-{_js_hash36(folder)}"
 
 
-@dataclass
-class ClaudeDiscovery:
-    """Claude Code sessions of this project: the folders looked in, files taken and refused."""
-
-    base: Path
-    folders: list[Path] = field(default_factory=list)
-    accepted: list[Path] = field(default_factory=list)
-    refused: list[tuple[Path, str]] = field(default_factory=list)
-
-    @property
-    def found_any(self) -> bool:
-        return bool(self.folders)
-
-
 def _candidate_folders(base: Path, cwd: Path, root: Path) -> list[tuple[Path, bool]]:
     """``(folder, exact)`` pairs: the slug folders of cwd and root (exact), then prefix matches."""
     places = []
@@ -118,9 +103,9 @@ def session_cwd(path: Path) -> str | None:
     return None
 
 
-def discover_claude(env: Mapping[str, str], cwd: Path, root: Path) -> ClaudeDiscovery:
+def discover_claude(env: Mapping[str, str], cwd: Path, root: Path) -> HostDiscovery:
     """The Claude Code sessions recorded in this project (sorted by folder, then name)."""
-    found = ClaudeDiscovery(base=projects_dir(env))
+    found = HostDiscovery(kind=CLAUDE_CODE, base=projects_dir(env))
     for folder, exact in _candidate_folders(found.base, cwd, root):
         found.folders.append(folder)
         try:
@@ -136,7 +121,7 @@ def discover_claude(env: Mapping[str, str], cwd: Path, root: Path) -> ClaudeDisc
     return found
 
 
-def _consider(found: ClaudeDiscovery, path: Path, cwd: Path, root: Path, *, exact: bool) -> None:
+def _consider(found: HostDiscovery, path: Path, cwd: Path, root: Path, *, exact: bool) -> None:
     try:
         if path.stat().st_size == 0:
             found.refused.append((path, "empty file"))

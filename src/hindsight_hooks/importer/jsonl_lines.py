@@ -11,6 +11,7 @@ or the file is damaged) is skipped; it is never an error. This sits in ``importe
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -50,3 +51,16 @@ def epoch_ms(value: Any) -> int | None:
         except ValueError:
             return None
     return None
+
+
+def numbered_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:
+    """Each non-blank line as ``(1-based line number, its object or None if unparsable, ends with a newline)``."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                obj = None
+            yield lineno, obj if isinstance(obj, dict) else None, raw.endswith(b"\n")

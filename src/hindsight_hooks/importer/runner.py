@@ -31,7 +31,6 @@ from ..plugin.jobs import build_item, new_job, session_tags
 from ..timing import Deadline
 from .chat_transcript import build_chat_document, parse_chat
 from .checkpoint import Checkpoint, make_run_id
-from .claude_import import RANGES_KEY, CursorClaim, Ranges, build_claude_documents, live_sid, parse_claude_file
 from .documents import (
     SKIP_ALREADY_IMPORTED,
     ImportDocument,
@@ -40,6 +39,7 @@ from .documents import (
     build_session_documents,
 )
 from .formats import CLAUDE_CODE, CODEX, PI_SESSION, detect_format
+from .host_import import RANGES_KEY, CursorClaim, HostFile, Ranges, build_host_documents, live_sid
 from .manifest import Manifest, entry_for
 from .pi_session import BadLines, EmptyFileError, ParsedSession, SessionFormatError, parse_session
 from .queue_ops import find_queued, job_states, queued_state, remove_stale
@@ -71,7 +71,7 @@ class NothingToImport(ImportFailure):
 class Plan:
     """One source file's documents and where they go."""
 
-    kind: str  # "session" | "chat" | "claude-code"
+    kind: str  # "session" | "chat" | "claude-code" | "codex"
     source_file: str
     bank_id: str
     session_id: str
@@ -86,9 +86,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     """Facts worth showing that are not problems (what the hooks already retained)."""
     claim: CursorClaim | None = None
-    """Claude Code: the hooks' cursor to move once every document is queued (ADR-110)."""
+    """A host session (Claude Code, Codex): the hooks' cursor to move once every document is queued."""
     ranges: Ranges | None = None
-    """Claude Code: the message ranges this run covers, kept in the checkpoint for a resume."""
+    """A host session: the message ranges this run covers, kept in the checkpoint for a resume (ADR-110)."""
 
     @property
     def include_branches(self) -> str:
@@ -181,14 +181,27 @@ def _gap_warnings(parsed: ParsedSession, settings: ImportSettings) -> list[str]:
     return [text]
 
 
-def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
-    """A Claude Code transcript that belongs here: the part the hooks have not retained (ADR-110)."""
+HOST_NAMES = {CLAUDE_CODE: "Claude Code", CODEX: "Codex"}
+
+
+def _parse_host_file(kind: str, path: Path) -> HostFile:
+    if kind == CODEX:
+        from .codex_import import parse_codex_file
+
+        return parse_codex_file(path)
+    from .claude_import import parse_claude_file
+
+    return parse_claude_file(path)
+
+
+def plan_host_session(rt: SessionRuntime, path: Path, kind: str, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """A Claude Code or Codex session that belongs here: the part its hooks have not retained (ADR-110)."""
     from ..plugin.cursor import CursorError
 
     assert rt.identity is not None
     bank = project_bank_or_fail(rt)
     with _reading(path):
-        parsed = parse_claude_file(path)
+        parsed = _parse_host_file(kind, path)
     check_cwd_belongs(Path(path), parsed.cwd, rt.cwd, rt.identity.root, explicit=explicit)
     session_cwd = parsed.cwd or str(rt.cwd)
     source_file = os.path.abspath(path)
@@ -201,7 +214,7 @@ def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, exp
         source_file,
     )
     try:
-        docs = build_claude_documents(
+        docs = build_host_documents(
             parsed,
             settings,
             _scope(rt),
@@ -216,9 +229,7 @@ def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, exp
             f"{path}: cannot tell what the hooks already retained of this session ({redact_error(exc)}); "
             "nothing imported: run hindsight-hooks doctor --fix in that folder, then import again"
         ) from None
-    warnings: list[str] = []
-    if settings.include_branches == "all-leaves":
-        warnings.append(f"{path}: a Claude Code session is imported along its current branch only (--all-leaves)")
+    warnings = [f"{path}: {w}" for w in _host_warnings(kind, settings)]
     notes: list[str] = []
     if docs.retained_before:
         notes.append(
@@ -226,7 +237,7 @@ def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, exp
             "(retained by the hooks or an earlier import) and are not imported again"
         )
     return Plan(
-        kind=CLAUDE_CODE,
+        kind=kind,
         source_file=source_file,
         bank_id=bank,
         session_id=docs.sid,
@@ -241,6 +252,22 @@ def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, exp
         claim=docs.claim,
         ranges=docs.ranges,
     )
+
+
+def _host_warnings(kind: str, settings: ImportSettings) -> list[str]:
+    if settings.include_branches != "all-leaves":
+        return []
+    return [f"a {HOST_NAMES[kind]} session is imported along its current branch only (--all-leaves does not apply)"]
+
+
+def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """A Claude Code transcript (see :func:`plan_host_session`)."""
+    return plan_host_session(rt, path, CLAUDE_CODE, settings, explicit=explicit)
+
+
+def plan_codex(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+    """A Codex rollout (see :func:`plan_host_session`)."""
+    return plan_host_session(rt, path, CODEX, settings, explicit=explicit)
 
 
 def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
@@ -274,7 +301,7 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
 
 
 def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
-    """An explicit file, by its content: a Pi session, a Claude Code transcript, else a chat log.
+    """An explicit file, by its content: a Pi session, a Claude Code or Codex session, else a chat log.
 
     A session whose header line is damaged is refused (naming the line) rather than read as a
     chat log, which would file a project's session in the user bank.
@@ -288,19 +315,17 @@ def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
         kind = detect_format(path)
     if kind == PI_SESSION:
         return plan_session(rt, path, settings, explicit=True)
-    if kind == CLAUDE_CODE:
-        return plan_claude(rt, path, settings, explicit=True)
-    if kind == CODEX:
-        raise ImportFailure(f"{path} is a Codex session (rollout); importing Codex sessions is not supported yet")
+    if kind in HOST_NAMES:
+        return plan_host_session(rt, path, kind, settings, explicit=True)
     return plan_chat(rt, path)
 
 
 def plan_current(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
-    """The current session's own file: a Pi session, or the Claude Code transcript it names."""
+    """The current session's own file: a Pi session, or the Claude Code or Codex session it names."""
     with _reading(path):
         kind = detect_format(path)
-    if kind == CLAUDE_CODE:
-        return plan_claude(rt, path, settings, explicit=True)
+    if kind in HOST_NAMES:
+        return plan_host_session(rt, path, kind, settings, explicit=True)
     return plan_session(rt, path, settings, explicit=True)
 
 
@@ -583,7 +608,7 @@ def _execute_plan(
 
 
 def _claim(rt: SessionRuntime, plan: Plan, views: list[DocView], outcome: ImportOutcome) -> None:
-    """Once a Claude Code session's documents are all durably queued (or done), move the hooks'
+    """Once a host session's documents are all durably queued (or done), move the hooks'
     cursor over them, so a later ``Stop`` of that session does not retain them again (ADR-110).
 
     Not before: a kill in between leaves the cursor where it was, and the re-run builds the same

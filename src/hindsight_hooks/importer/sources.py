@@ -128,3 +128,19 @@ def discover(folder: Path, cwd: Path, root: Path) -> Discovery:
             continue
         found.accepted.append(path)
     return found
+
+
+@dataclass
+class HostDiscovery:
+    """Another agent's sessions of this project (Claude Code, Codex): where we looked, what we took.
+
+    ``folders`` are the folders that exist and were read (empty when the agent keeps nothing
+    for this project, which is then not worth a word); ``refused`` are files that claim to be
+    this project's but cannot be imported, with the reason.
+    """
+
+    kind: str
+    base: Path
+    folders: list[Path] = field(default_factory=list)
+    accepted: list[Path] = field(default_factory=list)
+    refused: list[tuple[Path, str]] = field(default_factory=list)

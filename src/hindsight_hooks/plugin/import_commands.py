@@ -130,39 +130,30 @@ def _handler(runtime_for: RuntimeFor, name: str) -> Callable[[str, HostContext],
 
 
 def _no_sessions(
-    folder: Path, missing: bool, refused: list[dict[str, str]], as_json: bool, claude_folders: list[Path]
+    folder: Path, missing: bool, refused: list[dict[str, str]], as_json: bool, host_folders: list[Path]
 ) -> CommandResult:
     """Discovery found nothing to import: say so plainly, as a warning (never an error).
 
-    Claude Code's folders are named only when this project has one: a person who never ran
-    Claude Code here should not read about ``~/.claude``.
+    Other agents' folders (Claude Code's, Codex's) are named only when they exist: a person who
+    never ran those agents should not read about them.
     """
     data: dict[str, Any] = {"action": "import", "status": "no-sessions", "folder": str(folder), "refused": refused}
-    where = f"{folder}" + "".join(f" or {f}" for f in claude_folders)
-    if claude_folders:
-        data["claude_code_folders"] = [str(f) for f in claude_folders]
+    where = f"{folder}" + "".join(f" or {f}" for f in host_folders)
+    if host_folders:
+        data["host_folders"] = [str(f) for f in host_folders]
     if refused:
         text = f"no sessions of this project found in {where}" + "".join(
             f"\nskipped {r['file']}: {r['reason']}" for r in refused
         )
     else:
-        gone = missing and not claude_folders
+        gone = missing and not host_folders
         text = f"no sessions found in {where}" + (" (the folder does not exist)" if gone else "")
     return _result(text, "warning", data, as_json)
 
 
-def _discovery_scope(bank: str | None, folder: Path | None, pi_files: int, claude_files: list[Path]) -> str:
-    """``project bank B from N session file(s) in F`` (+ ``and M Claude Code session(s) in G``)."""
-    parts = [f"{pi_files} session file(s) in {folder}"] if pi_files and folder is not None else []
-    if claude_files:
-        folders = sorted({str(p.parent) for p in claude_files})
-        parts.append(f"{len(claude_files)} Claude Code session(s) in {', '.join(folders)}")
-    return f"project bank {bank} from {' and '.join(parts)}"
-
-
 def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> CommandResult:
     """Plan, preview, confirm, import — the whole command, for any of the four names."""
-    from ..importer.claude_sources import discover_claude
+    from ..importer.discovery import plan_project_sessions
     from ..importer.documents import ImportSettings
     from ..importer.runner import (
         ImportFailure,
@@ -171,12 +162,10 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
         build_preview,
         confirm,
         execute,
-        plan_claude,
         plan_current,
         plan_file,
-        plan_session,
     )
-    from ..importer.sources import ImportRefused, discover
+    from ..importer.sources import ImportRefused
 
     if rt.loaded.error:
         return CommandResult(f"config error: {rt.loaded.error}", "error")
@@ -194,31 +183,18 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
             plans.append(plan_file(rt, path, settings))
             scope = f"{'user' if plans[0].kind == 'chat' else 'project'} bank {plans[0].bank_id} from file {path}"
         elif name == "hindsight:import-project-sessions":
-            claude = discover_claude(rt.env, rt.cwd, rt.identity.root)
-            if session_file is None and not claude.accepted:
+            found = plan_project_sessions(rt, session_file, settings)
+            refused = [{"file": str(p), "reason": redact_error(why)} for p, why in found.refused]
+            if found.folder is None and not found.candidates:
                 return CommandResult(
                     "no session file: this session is not saved to disk, so there is no session folder to search",
                     "warning",
                 )
-            folder = Path(os.path.abspath(session_file)).parent if session_file is not None else None
-            found = discover(folder, rt.cwd, rt.identity.root) if folder is not None else None
-            pi_files = found.accepted if found is not None else []
-            refused = [{"file": str(p), "reason": redact_error(why)} for p, why in (found.refused if found else [])]
-            refused += [{"file": str(p), "reason": redact_error(why)} for p, why in claude.refused]
-            if not pi_files and not claude.accepted:
-                assert folder is not None and found is not None
-                return _no_sessions(folder, found.missing, refused, args.as_json, claude.folders)
-            for path in pi_files:
-                try:
-                    plans.append(plan_session(rt, path, settings, explicit=False))
-                except (ImportFailure, ImportRefused) as exc:
-                    refused.append({"file": str(path), "reason": redact_error(exc)})
-            for path in claude.accepted:
-                try:
-                    plans.append(plan_claude(rt, path, settings, explicit=False))
-                except (ImportFailure, ImportRefused) as exc:
-                    refused.append({"file": str(path), "reason": redact_error(exc)})
-            scope = _discovery_scope(rt.project_bank(), folder, len(pi_files), claude.accepted)
+            if not found.candidates:
+                assert found.folder is not None and found.pi is not None
+                return _no_sessions(found.folder, found.pi.missing, refused, args.as_json, found.host_folders)
+            plans = found.plans
+            scope = found.scope(rt.project_bank())
         else:
             if session_file is None:
                 return CommandResult("no session file: this session is not saved to disk; nothing to import", "warning")
