@@ -18,9 +18,7 @@ from hindsight_hooks.hooks import Host, RecordingUI
 from ..hosts.hookproc import HookRunner
 from ..plugin.hostkit import LOCAL_CONFIG, Project
 
-BLOCK = (
-    "<hindsight-memory>\nRelevant prior memory.\n1. user: recalled line kept out of memory\n</hindsight-memory>"
-)
+BLOCK = "<hindsight-memory>\nRelevant prior memory.\n1. user: recalled line kept out of memory\n</hindsight-memory>"
 
 
 @pytest.fixture

@@ -137,4 +137,3 @@ def _consider(found: HostDiscovery, path: Path, cwd: Path, root: Path, *, exact:
             found.refused.append((path, str(exc)))
         return
     found.accepted.append(path)
-

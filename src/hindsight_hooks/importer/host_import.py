@@ -88,7 +88,6 @@ def read_objects(path: Path) -> tuple[list[dict[str, Any]], BadLines]:
     return lines, bad
 
 
-
 # -- the live session's cursor ----------------------------------------------------------------------
 
 

@@ -260,16 +260,6 @@ def _host_warnings(kind: str, settings: ImportSettings) -> list[str]:
     return [f"a {HOST_NAMES[kind]} session is imported along its current branch only (--all-leaves does not apply)"]
 
 
-def plan_claude(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
-    """A Claude Code transcript (see :func:`plan_host_session`)."""
-    return plan_host_session(rt, path, CLAUDE_CODE, settings, explicit=explicit)
-
-
-def plan_codex(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
-    """A Codex rollout (see :func:`plan_host_session`)."""
-    return plan_host_session(rt, path, CODEX, settings, explicit=explicit)
-
-
 def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
     """A chat/gateway transcript: one document for the user bank, refused without one."""
     assert rt.identity is not None
