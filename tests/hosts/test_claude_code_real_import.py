@@ -82,7 +82,7 @@ def test_a_session_from_before_the_install_is_imported_and_its_resume_retains_on
     assert len(project.units()) == 4
 
     again = _import(claude)
-    assert again["summary"]["documents"] == 0 and "already in memory" in " ".join(again.get("notes", []))
+    assert again["summary"]["documents"] == 0 and "already taken care of" in " ".join(again.get("notes", []))
     assert len(project.units()) == 4
 
 
@@ -97,5 +97,5 @@ def test_a_session_the_hooks_retained_is_not_imported_again(bare: tuple[Claude, 
     again = _import(claude)
 
     assert again["summary"]["documents"] == 0, again
-    assert "2 of its 2 message(s) are already in memory" in again["notes"][0]
+    assert "2 of its 2 message(s) are already taken care of" in again["notes"][0]
     assert sorted(content for _, content in project.units()) == before

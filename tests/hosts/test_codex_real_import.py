@@ -129,4 +129,4 @@ def test_a_codex_session_from_before_the_install_is_imported_and_its_resume_reta
     assert len(project.units()) == 4
 
     again = _import(codex)
-    assert again["summary"]["documents"] == 0 and "already in memory" in " ".join(again.get("notes", []))
+    assert again["summary"]["documents"] == 0 and "already taken care of" in " ".join(again.get("notes", []))

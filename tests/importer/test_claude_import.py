@@ -24,7 +24,7 @@ from ..chat.conftest import SCRIPT
 from ..hosts.claude_lines import ClaudeSession
 from ..hosts.hookproc import HookRunner
 from ..plugin.hostkit import LOCAL_CONFIG, Project, merged, wait_until
-from .host_sessions_kit import BLOCK, cli_env, delivered, hooks, hooks_sid, import_cmd, repo, texts
+from .host_sessions_kit import BLOCK, cli_env, count_when_ready, delivered, hooks, hooks_sid, import_cmd, repo, texts
 
 __all__ = ["hooks", "repo"]  # fixtures
 
@@ -110,7 +110,7 @@ def test_dry_run_writes_nothing_and_a_second_import_adds_nothing(repo: Project) 
     again = import_cmd(repo, f"import-file {s.path} --yes")
     assert again.level == "info"
     assert again.text.startswith("nothing to import")
-    assert "6 of its 6 message(s) are already in memory" in again.text
+    assert "6 of its 6 message(s) are already taken care of" in again.text
     assert sorted(texts(repo)) == before
     assert repo.queue_jobs() == []
     assert json.loads((repo.state / "import-manifest.json").read_text()) == manifest
@@ -147,7 +147,7 @@ def test_an_import_takes_only_what_the_hooks_have_not_retained(repo: Project, ho
     preview = import_cmd(repo, f"import-file {s.path} --dry-run --json")
     [doc] = preview.data["documents"]
     assert doc["message_range"] == {"start": 2, "end": 5}
-    assert "2 of its 6 message(s) are already in memory" in preview.data["notes"][0]
+    assert "2 of its 6 message(s) are already taken care of" in preview.data["notes"][0]
     result = import_cmd(repo, f"import-file {s.path} --yes")
 
     assert result.data["counts"]["completed"] == 1, result.text
@@ -159,6 +159,35 @@ def test_an_import_takes_only_what_the_hooks_have_not_retained(repo: Project, ho
     hooks.run("SessionEnd", s.event("SessionEnd", reason="exit"), cwd=repo.root)
     assert wait_until(lambda: repo.queue_jobs() == [], 60)
     assert len(texts(repo)) == 6
+
+
+def test_a_session_the_person_set_read_only_is_not_imported_behind_their_back(
+    repo: Project, hooks: HookRunner, tmp_path: Path
+) -> None:
+    s = session_in(repo, "kept-out")
+    switch = subprocess.run(  # what the installed /hindsight:mode command runs for this session
+        [str(SCRIPT), "mode", "read-only", "--session-file", f".hindsight/sessions/{s.session_id}.jsonl"],
+        cwd=repo.root,
+        env=cli_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert switch.returncode == 0, switch.stdout + switch.stderr
+    s.turn("Private: my salary is 123k zz-private", "Noted, not stored.")
+    stop = hooks.run("Stop", s.event("Stop", last_assistant_message="Noted, not stored."), cwd=repo.root)
+    assert stop.returncode == 0
+    sid = hooks_sid(repo.root, s.session_id)
+    assert wait_until(lambda: (repo.state / "retain-cursors.json").exists(), 60)
+    assert json.loads((repo.state / "retain-cursors.json").read_text())["sessions"][sid]["index"] == 1
+    assert count_when_ready(repo, "zz-private") <= 0
+
+    result = import_cmd(repo, f"import-file {s.path} --yes")
+
+    assert result.text.startswith("nothing to import"), result.text
+    assert "2 of its 2 message(s) are already taken care of" in result.text
+    assert count_when_ready(repo, "zz-private") <= 0 and repo.queue_jobs() == []
 
 
 # -- damaged files ------------------------------------------------------------------------------------

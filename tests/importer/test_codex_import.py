@@ -65,7 +65,7 @@ def test_a_codex_rollout_imports_into_the_project_bank_once(repo: Project, tmp_p
 
     before = sorted(texts(repo))
     again = import_cmd(repo, f"import-file {r.path} --yes")
-    assert again.text.startswith("nothing to import") and "already in memory" in again.text
+    assert again.text.startswith("nothing to import") and "already taken care of" in again.text
     assert sorted(texts(repo)) == before and repo.queue_jobs() == []
 
 

@@ -233,8 +233,9 @@ def plan_host_session(rt: SessionRuntime, path: Path, kind: str, settings: Impor
     notes: list[str] = []
     if docs.retained_before:
         notes.append(
-            f"{path}: {docs.retained_before} of its {len(parsed.messages)} message(s) are already in memory "
-            "(retained by the hooks or an earlier import) and are not imported again"
+            f"{path}: {docs.retained_before} of its {len(parsed.messages)} message(s) are already taken care of "
+            "(retained by the hooks or an earlier import, or left out while that session was read-only or "
+            "ignored) and are not imported again"
         )
     return Plan(
         kind=kind,
