@@ -1,10 +1,11 @@
 """The four import commands (BEHAVIOUR.md §10 rows, §12): current session, a file, discovery.
 
 ``/hindsight:import`` and ``/hindsight:import-current`` import the current session file,
-``/hindsight:import-file <path>`` a session file or a chat transcript, and
-``/hindsight:import-project-sessions`` every session of this project found beside the current
-one. All take ``--dry-run``/``--preview`` (write nothing), ``--all-leaves`` (one document set per
-branch), ``--yes`` (skip the confirmation, for scripts and the CLI) and ``--json``.
+``/hindsight:import-file <path>`` a session file (Pi, Claude Code, Codex) or a chat transcript,
+and ``/hindsight:import-project-sessions`` every session of this project found beside the
+current one and where Claude Code and Codex keep theirs (ADR-110). All take ``--dry-run``/
+``--preview`` (write nothing), ``--all-leaves`` (one document set per branch), ``--yes`` (skip
+the confirmation, for scripts and the CLI) and ``--json``.
 
 Imports ignore next-opt-out and run in every session mode: they are an explicit request.
 Handlers never raise: failures are ``error`` results (redacted), bad arguments a ``warning``
@@ -39,8 +40,8 @@ USAGE = {
 DESCRIPTIONS = {
     "hindsight:import": "Import the current session into project memory",
     "hindsight:import-current": "Import the current session into project memory",
-    "hindsight:import-file": "Import a session file or a chat transcript",
-    "hindsight:import-project-sessions": "Import this project's sessions found beside the current one",
+    "hindsight:import-file": "Import a session file (Pi, Claude Code, Codex) or a chat transcript",
+    "hindsight:import-project-sessions": "Import this project's sessions: Pi, Claude Code and Codex",
 }
 
 
