@@ -53,7 +53,7 @@ def server() -> Iterator[ModelServer]:
 
 
 def agent_for(server: ModelServer, memory: HindsightMemory, saver: InMemorySaver | None = None) -> Any:
-    model = ChatOpenAI(model="scripted", base_url=server.url + "/v1", api_key="test-key", max_retries=0)
+    model = ChatOpenAI(model="scripted", base_url=server.url + "/v1", api_key="test-key", max_retries=0, timeout=60)
     return create_agent(model, tools=[], middleware=[memory], checkpointer=saver, system_prompt="Be brief.")
 
 

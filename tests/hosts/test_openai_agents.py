@@ -51,7 +51,7 @@ def server() -> Iterator[ModelServer]:
 @pytest.fixture
 async def model(server: ModelServer) -> AsyncIterator[OpenAIChatCompletionsModel]:
     """The SDK's Chat Completions model on the scripted server (its client closed inside the test's loop)."""
-    client = AsyncOpenAI(base_url=server.url + "/v1", api_key="test-key", max_retries=0)
+    client = AsyncOpenAI(base_url=server.url + "/v1", api_key="test-key", max_retries=0, timeout=60)
     yield OpenAIChatCompletionsModel(model="scripted", openai_client=client)
     await client.close()
 

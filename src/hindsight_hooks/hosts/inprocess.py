@@ -7,7 +7,7 @@ public :class:`~hindsight_hooks.hooks.Host` and on Pi-shaped messages:
 - **One Host per session**, started on first use and kept in a small registry (:class:`MemorySessions`),
   because one agent object usually serves many conversations (pydantic-ai conversation ids, LangGraph
   thread ids). A session is named by id the way every other host names it
-  (``<cwd>/.hindsight/sessions/<id>.jsonl``, never written), so ``hindsight-hooks --session-id ID`` reaches
+  (``<cwd>/.hindsight/sessions/<id>.jsonl``, never written), so ``--session-file`` with that path reaches
   it from a shell. At most :data:`MAX_OPEN_SESSIONS` stay open; the least recently used is shut down.
 - **Recall for every model request of a run.** The plugin injects its block only before a *user* turn;
   a framework makes further model requests in the same run after each tool call, and the model should
@@ -395,6 +395,18 @@ class MemorySessions:
         for old in evicted:  # their bounded flush runs off the caller's path
             threading.Thread(target=old.close, name="hindsight-session-end", daemon=True).start()
         return made
+
+    async def asession(self, candidate: str | None = None) -> MemorySession:
+        """:meth:`session` for async callers: opening one (entry points, config files) runs off the loop."""
+        import asyncio
+
+        sid = self.session_id_for(candidate)
+        with self._lock:
+            found = self._open.get(sid)
+            if found is not None and not found.closed:
+                self._open.move_to_end(sid)
+                return found
+        return await asyncio.to_thread(self.session, sid)
 
     def _take_all(self) -> list[MemorySession]:
         with self._lock:

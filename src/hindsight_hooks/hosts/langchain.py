@@ -132,7 +132,9 @@ class HindsightTool(BaseTool):
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
         kwargs.pop("run_manager", None)
-        return self._answer(await self._session().acall_tool(self.name, kwargs))
+        sessions: MemorySessions = self.sessions
+        session = await sessions.asession(_config_thread_id())
+        return self._answer(await session.acall_tool(self.name, kwargs))
 
 
 def langchain_tool(tool: Tool, sessions: MemorySessions) -> HindsightTool:
@@ -195,7 +197,7 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     ) -> ModelCallResult:
         try:
-            session = self.sessions.session(_thread_id(request.runtime))
+            session = await self.sessions.asession(_thread_id(request.runtime))
             messages, origins = conversation(request.messages)
             found = await session.arecall(messages) if messages else []
             offered = {t.name for t in await session.atools()} if self._ours else set()
@@ -214,7 +216,8 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         try:
-            await self.sessions.session(_thread_id(runtime)).aretain(for_memory(state.get("messages") or []))
+            session = await self.sessions.asession(_thread_id(runtime))
+            await session.aretain(for_memory(state.get("messages") or []))
         except Exception as exc:
             self.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
         return None

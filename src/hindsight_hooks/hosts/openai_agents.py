@@ -162,9 +162,8 @@ class RecallFilter:
         self.memory = memory
         self.session_id = memory.sessions.session_id_for(session_id)
 
-    @property
-    def session(self) -> MemorySession:
-        return self.memory.sessions.session(self.session_id)
+    async def session(self) -> MemorySession:
+        return await self.memory.sessions.asession(self.session_id)
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
@@ -172,7 +171,7 @@ class RecallFilter:
             messages, origins = conversation(model_data.input)
             if not messages:
                 return model_data
-            found = await self.session.arecall(messages)
+            found = await (await self.session()).arecall(messages)
             if found:
                 items, blocks = with_block(model_data.input, origins, found)
                 self.memory.note_blocks(blocks)
@@ -217,7 +216,8 @@ class RetainHooks(RunHooks[Any]):
         sent, answered = self._runs.pop(self._key(context), ([], []))
         try:
             chat, _ = to_chat(sent + answered)
-            await self.memory.sessions.session(self.session_id).aretain(for_retain(chat))
+            session = await self.memory.sessions.asession(self.session_id)
+            await session.aretain(for_retain(chat))
         except Exception as exc:
             self.memory.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
 
@@ -252,11 +252,11 @@ class HindsightMemory:
         return [self._function_tool(t) for t in self.sessions.session(self.session_id).host.tools().values()]
 
     # -- tools -------------------------------------------------------------------------------------
-    def _session_of(self, ctx: Any) -> MemorySession:
+    async def _session_of(self, ctx: Any) -> MemorySession:
         config = getattr(ctx, "run_config", None)
         flt = getattr(config, "call_model_input_filter", None)
         sid = flt.session_id if isinstance(flt, RecallFilter) and flt.memory is self else self.session_id
-        return self.sessions.session(sid)
+        return await self.sessions.asession(sid)
 
     def _function_tool(self, tool: Tool) -> FunctionTool:
         name = tool.name
@@ -268,10 +268,10 @@ class HindsightMemory:
                 return f"Error: the arguments of {name} are not JSON"
             if not isinstance(arguments, dict):
                 return f"Error: the arguments of {name} must be a JSON object"
-            return tool_text(await self._session_of(ctx).acall_tool(name, arguments))
+            return tool_text(await (await self._session_of(ctx)).acall_tool(name, arguments))
 
         async def enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
-            offered = await self.sessions.session(self.session_id).atools()
+            offered = await (await self.sessions.asession(self.session_id)).atools()
             return any(t.name == name for t in offered)
 
         return FunctionTool(

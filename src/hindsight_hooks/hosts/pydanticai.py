@@ -186,11 +186,11 @@ class HindsightToolset(AbstractToolset[Any]):
     def id(self) -> str | None:
         return "hindsight"
 
-    def _session(self, ctx: RunContext[Any]) -> MemorySession:
-        return self._sessions.session(ctx.conversation_id)
+    async def _session(self, ctx: RunContext[Any]) -> MemorySession:
+        return await self._sessions.asession(ctx.conversation_id)
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        tools = await self._session(ctx).atools()
+        tools = await (await self._session(ctx)).atools()
         return {
             t.name: ToolsetTool(
                 toolset=self,
@@ -204,7 +204,7 @@ class HindsightToolset(AbstractToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        result = await self._session(ctx).acall_tool(name, dict(tool_args))
+        result = await (await self._session(ctx)).acall_tool(name, dict(tool_args))
         if result.is_error:
             raise ToolFailed(tool_text(result))
         return tool_text(result)
@@ -246,7 +246,8 @@ class HindsightMemory(AbstractCapability[Any]):
             messages, origins = conversation(request_context.messages)
             if not messages:
                 return request_context
-            found = await self.sessions.session(ctx.conversation_id).arecall(messages)
+            session = await self.sessions.asession(ctx.conversation_id)
+            found = await session.arecall(messages)
             if found:
                 request_context.messages = with_block(request_context.messages, origins, found)
         except Exception as exc:  # memory never breaks the run
@@ -255,7 +256,8 @@ class HindsightMemory(AbstractCapability[Any]):
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
         try:
-            await self.sessions.session(ctx.conversation_id).aretain(for_memory(result.all_messages()))
+            session = await self.sessions.asession(ctx.conversation_id)
+            await session.aretain(for_memory(result.all_messages()))
         except Exception as exc:
             self.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
         return result
