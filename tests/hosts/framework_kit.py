@@ -84,10 +84,16 @@ def recall_in_new_session(project: Project, query: str) -> str:
         return host.call_tool("hindsight_recall", {"query": query}).text
 
 
-def command_in_session(project: Project, session_id: str, line: str) -> str:
-    """A slash command in session ``session_id`` of the project, as ``hindsight-hooks --session-id`` runs it."""
-    host = Host(project.root, session_file=session_file(project.root, session_id), host_name="shell", ui=RecordingUI())
-    return host.command(line).text
+def command_in_session(project: Project, session_id: str, *args: str) -> str:
+    """``hindsight-hooks <args> --session-file .hindsight/sessions/<id>.jsonl`` run in the project, as the
+    README tells a user to reach a framework's session from a shell (the real console script)."""
+    cli = Path(sys.executable).with_name("hindsight-hooks")
+    where = f".hindsight/sessions/{session_id}.jsonl"
+    proc = subprocess.run(
+        [str(cli), *args, "--session-file", where], cwd=project.root, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
 
 
 # --------------------------------------------------------------------------- trouble

@@ -125,7 +125,7 @@ def test_a_thread_is_a_session_and_each_message_is_retained_once(project: Projec
     assert project.unit_count(DECISION_MARK) == 1
     assert project.unit_count("And the TTL?") == 1
     # The thread id is the session id: a shell command reaches it.
-    assert "read-only" in command_in_session(project, "support-7", "/hindsight:mode read-only")
+    assert "read-only" in command_in_session(project, "support-7", "mode", "read-only")
     server.add_replies(Reply.say("Noted again."))
     memory = HindsightMemory(cwd=project.root)
     agent_for(server, memory, saver).invoke(ask("We also decided on Valkey as a fallback."), thread("support-7"))
@@ -134,7 +134,7 @@ def test_a_thread_is_a_session_and_each_message_is_retained_once(project: Projec
 
 
 def test_a_fixed_session_id_wins_over_the_thread(project: Project, server: ModelServer) -> None:
-    assert "read-only" in command_in_session(project, "fixed", "/hindsight:mode read-only")
+    assert "read-only" in command_in_session(project, "fixed", "mode", "read-only")
     server.add_replies(Reply.say("Noted."))
     memory = HindsightMemory(cwd=project.root, session_id="fixed")
     agent_for(server, memory, InMemorySaver()).invoke(ask(DECISION), thread("any-thread"))

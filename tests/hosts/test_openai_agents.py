@@ -115,7 +115,7 @@ async def test_session_two_is_shown_session_ones_decision_and_the_sdk_history_ke
 async def test_a_session_id_is_the_session_a_shell_command_reaches(
     project: Project, server: ModelServer, model: OpenAIChatCompletionsModel
 ) -> None:
-    assert "read-only" in command_in_session(project, "support-42", "/hindsight:mode read-only")
+    assert "read-only" in command_in_session(project, "support-42", "mode", "read-only")
     server.add_replies(Reply.say("Noted."), Reply.say("Noted."))
     memory = HindsightMemory(cwd=project.root, session_id="support-42")
     agent = agent_for(model, memory)

@@ -142,7 +142,7 @@ async def test_a_continued_conversation_is_one_session_and_each_message_is_retai
 
 
 def test_a_fixed_session_id_is_the_session_a_shell_command_reaches(project: Project) -> None:
-    assert "read-only" in command_in_session(project, "support-42", "/hindsight:mode read-only")
+    assert "read-only" in command_in_session(project, "support-42", "mode", "read-only")
     memory = HindsightMemory(cwd=project.root, session_id="support-42")
     ScriptedModel(say("Noted.")).agent(memory).run_sync(DECISION)  # the synchronous entry point too
     memory.close()
