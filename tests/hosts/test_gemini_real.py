@@ -1,0 +1,261 @@
+"""The real Gemini CLI (0.61.0, installed by ``scripts/install-hosts``) with our hooks, MCP server,
+slash commands and policy installed, run with ``gemini -p`` against the scripted model server.
+
+HOME and every config folder are in tmp; everything is installed by the README's own line for
+Gemini CLI, run exactly as written (it merges into the tmp HOME's ``~/.gemini/settings.json``,
+which already selects API-key auth and turns usage statistics off); the workspace is trusted
+through ``GEMINI_CLI_TRUST_WORKSPACE``. The scripted server answers Gemini's structured routing
+questions with objects that fit their schema, so no request waits on a retry.
+
+Session 1 states a decision. Session 2's request to the model carries our block with it, as
+Gemini 0.61 delivers hook context: inside ``<hook_context>``, ``<`` and ``>`` escaped (ADR-088).
+Gemini's session file of session 2 records that part, and after session 2's hooks the store
+holds no line of it. The model's call of our MCP recall tool returns the decision; the installed
+``/hindsight:mode read-only`` switches exactly the session it is typed in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, wait_until
+from .conftest import host_binary
+from .model_server import ModelServer, RecordedRequest, Reply
+from .model_server_gemini import GeminiAPI, content_text, contents, function_responses, is_turn
+from .readme_lines import install_line
+
+SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+RUN_TIMEOUT_S = 240
+DECISION = "We decided to use Postgres 16 for the cache"
+QUESTION = "Which database do we use for the cache?"
+OPEN, CLOSE = "&lt;hindsight-memory&gt;", "&lt;/hindsight-memory&gt;"
+"""Our block's tags as Gemini CLI 0.61 hands hook context to the model."""
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return host_binary("gemini")
+
+
+class Gemini:
+    """Runs ``gemini -p`` in the project with an isolated HOME and the model server's URL."""
+
+    def __init__(self, binary: Path, project: Path, home: Path, server: ModelServer, runtime: Path) -> None:
+        self.binary = binary
+        self.project = project
+        self.home = home
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GOOGLE_GEMINI_BASE_URL": server.url,
+            "GEMINI_API_KEY": "test-key",
+            "HINDSIGHT_HOOK_RUNTIME_DIR": str(runtime),
+        }
+        (home / ".gemini").mkdir(parents=True)
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        }
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+    def run(self, prompt: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        proc = subprocess.run(
+            [str(self.binary), "-p", prompt, "--output-format", "json", *extra],
+            cwd=self.project,
+            env={**self.env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+        assert proc.returncode == 0, f"gemini exited {proc.returncode}: {proc.stderr[-3000:]}"
+        result = json.loads(proc.stdout[proc.stdout.index("{") :])
+        assert isinstance(result, dict) and result.get("session_id"), result
+        return result
+
+    def transcript(self, session_id: str) -> Path:
+        found = list((self.home / ".gemini" / "tmp").rglob(f"session-*-{session_id[:8]}.jsonl"))
+        assert len(found) == 1, f"no session file for {session_id}"
+        return found[0]
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A short folder for the hook helper's socket; the helper exits once its socket is gone."""
+    folder = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
+    yield folder
+    for sock in folder.glob("*.sock"):
+        sock.unlink()
+    time.sleep(1.5)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _prompt_text(request: RecordedRequest) -> str:
+    turns = contents(request)
+    return content_text(turns[-1]) if turns else ""
+
+
+def script(request: RecordedRequest) -> Reply:
+    """Plain text, except for prompts that ask the model to use our recall tool."""
+    if "use the memory tool" not in request.text():
+        return Reply.say("Noted.")
+    answers = function_responses(request)
+    if answers:
+        return Reply.say("Memory says: " + json.dumps(answers))
+    return Reply.tool("mcp_hindsight_hindsight_recall", {"query": "database for the cache"})
+
+
+@pytest.fixture
+def setup(tmp_path: Path, gemini_bin: Path, runtime: Path) -> Iterator[tuple[Gemini, Project, ModelServer]]:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = Project(tmp_path / "repo", LOCAL_CONFIG)
+    with ModelServer(script, dialects=(GeminiAPI(),)) as server:
+        gemini = Gemini(gemini_bin, project.root, home, server, runtime)
+        install = subprocess.run(  # the README's line, exactly, with our console script on PATH
+            ["bash", "-c", install_line("Gemini CLI")],
+            cwd=project.root,
+            env={**gemini.env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert install.returncode == 0, install.stdout + install.stderr
+        yield gemini, project, server
+
+
+def _turns(server: ModelServer) -> list[RecordedRequest]:
+    return [r for r in server.requests if is_turn(r)]
+
+
+def _block_in(request: RecordedRequest) -> str:
+    """Our block as the model received it, escaped by Gemini ('' when absent)."""
+    text = request.text()
+    body = json.loads(text)
+    for turn in body.get("contents", []):
+        for part in turn.get("parts", []):
+            value = part.get("text", "") if isinstance(part, dict) else ""
+            start = value.find(OPEN)
+            if start >= 0:
+                end = value.find(CLOSE, start)
+                assert end > start, "the block reached the model cut short"
+                return str(value[start : end + len(CLOSE)])
+    return ""
+
+
+def _drained(project: Project) -> bool:
+    return project.queue_path.exists() and project.queue_jobs() == []
+
+
+def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
+    setup: tuple[Gemini, Project, ModelServer],
+) -> None:
+    gemini, project, server = setup
+    one = gemini.run(DECISION)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90), (
+        "session 1's decision was not retained"
+    )
+    assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
+
+    server.clear()
+    two = gemini.run(QUESTION)
+    assert two["session_id"] != one["session_id"]
+    turns = _turns(server)
+    assert turns, "session 2 sent no model request"
+    block = _block_in(turns[-1])
+    assert block.startswith(OPEN) and "Postgres 16" in block
+    assert f"<hook_context>{OPEN}" in _prompt_text(turns[-1])  # appended to the prompt as hook context
+    assert "<hindsight-memory>" not in turns[-1].text()  # Gemini escaped our tags
+
+    assert OPEN in gemini.transcript(two["session_id"]).read_text(encoding="utf-8")  # Gemini's record of it
+
+    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and _drained(project), 90), (
+        "session 2's prompt was not retained"
+    )
+    time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
+    assert _drained(project)
+    units = [content for _, content in project.units()]
+    assert not any("hindsight-memory" in u or "hook_context" in u for u in units)
+    block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
+    assert block_lines
+    for line in block_lines:
+        assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
+    assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+
+
+def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Gemini, Project, ModelServer]) -> None:
+    gemini, project, server = setup
+    gemini.run(DECISION)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    server.clear()
+    gemini.run("Which database for the cache? use the memory tool")
+    answered = [r for r in _turns(server) if "Postgres 16" in json.dumps(function_responses(r))]
+    assert answered, "the recall tool's result never reached the model"
+
+
+def _session_report(project: Project, session_id: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [str(SCRIPT), "session", "--json", "--session-file", f".hindsight/sessions/{session_id}.jsonl"],
+        cwd=project.root,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert isinstance(report, dict)
+    return report
+
+
+def test_the_installed_slash_command_switches_that_session_to_read_only(
+    setup: tuple[Gemini, Project, ModelServer],
+) -> None:
+    gemini, project, server = setup
+    switched = gemini.run("/hindsight:mode read-only")
+    sid = switched["session_id"]
+    assert _session_report(project, sid)["mode"] == "read-only"
+    shown = _prompt_text(_turns(server)[-1])
+    assert "read-only" in shown  # the command's output went to the model to show
+
+    gemini.run("Secret plan: migrate the billing service on Monday", "--resume", sid)
+    time.sleep(3.0)  # the AfterAgent and SessionEnd hooks ran; a retain would have been queued by now
+    assert project.unit_count("billing service") == 0
+    assert "billing service" not in project.state_text()
+    assert project.unit_count("read-only") == 0  # the command's output is not memory either
+
+    other = gemini.run("Public plan: document the billing service")  # a new session: normal mode
+    assert other["session_id"] != sid
+    assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)
+
+
+def test_a_hanging_memory_server_never_stops_gemini(setup: tuple[Gemini, Project, ModelServer]) -> None:
+    gemini, project, server = setup
+    project.configure({"backend": "hindsight", "notifications": {"startup": False}})
+    hanging = HangingServer()
+    try:
+        start = time.monotonic()
+        gemini.run(QUESTION, env={"HINDSIGHT_BASE_URL": hanging.url, "HINDSIGHT_HOOK_DEADLINE_MS": "3000"})
+        assert time.monotonic() - start < RUN_TIMEOUT_S / 2
+        assert _turns(server) and _block_in(_turns(server)[-1]) == ""
+        assert hanging.accepted > 0  # the hook did try the server, and gave up on its own
+    finally:
+        hanging.close()
