@@ -183,3 +183,58 @@ def test_an_adapter_without_its_framework_names_the_extra_to_install(module: str
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 1
     assert f"pip install 'hindsight-hooks[{extra}]'" in proc.stderr.strip().splitlines()[-1]
+
+
+class Slow(Injecting):
+    """Every hook takes a while, as a plugin on a slow disk or network does."""
+
+    PAUSE_S = 0.8
+
+    @hookimpl
+    def session_start(self, ctx: HostContext) -> None:
+        time.sleep(self.PAUSE_S)
+
+    @hookimpl
+    def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
+        time.sleep(self.PAUSE_S)
+        return super().context(messages, ctx)
+
+    @hookimpl
+    def agent_end(self, messages: list[Message], ctx: HostContext) -> None:
+        time.sleep(self.PAUSE_S)
+        super().agent_end(messages, ctx)
+
+
+async def test_a_slow_plugin_never_blocks_the_event_loop(tmp_path: Path) -> None:
+    import asyncio
+
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from hindsight_hooks.hosts.pydanticai import HindsightMemory
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("OK.")])
+
+    plugin = Slow()
+    memory = HindsightMemory(cwd=tmp_path, plugins=[plugin], tools=False)
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    result = await Agent(FunctionModel(model), capabilities=[memory]).run("hello")
+    await memory.aclose()
+    done.set()
+    await ticker
+    assert result.output == "OK."
+    assert plugin.contexts == 1 and len(plugin.ended) == 1  # the hooks ran, each taking PAUSE_S ...
+    assert max(gaps) < Slow.PAUSE_S * 0.75  # ... and the loop kept turning meanwhile
