@@ -136,15 +136,18 @@ def insertions(given: Sequence[Message], returned: Sequence[Message]) -> list[In
 
 def _anchor(messages: Sequence[Message]) -> tuple[int, str] | None:
     """The last user message (index and a fingerprint): a run's later requests still end with it."""
+    import hashlib
+
     import orjson
 
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]
         if msg.get("role") == "user" and msg.get("customType") != INJECTED_CUSTOM_TYPE:
             try:
-                return i, orjson.dumps(msg, option=orjson.OPT_SORT_KEYS).hex()[:4096]
+                raw = orjson.dumps(msg, option=orjson.OPT_SORT_KEYS)
             except (TypeError, ValueError):
-                return i, repr(msg.get("content"))[:4096]
+                raw = repr(msg.get("content")).encode("utf-8", "replace")
+            return i, hashlib.sha256(raw).hexdigest()
     return None
 
 
