@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -182,12 +183,20 @@ def _drained(project: Project) -> bool:
     return project.queue_path.exists() and project.queue_jobs() == []
 
 
+def _count(project: Project, text: str) -> int:
+    """``project.unit_count``, or 0 while a worker is still creating the store's tables."""
+    try:
+        return project.unit_count(text)
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
     setup: tuple[Codex, Project, ModelServer],
 ) -> None:
     codex, project, server = setup
     one = codex.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90), (
+    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90), (
         "session 1's decision was not retained"
     )
     assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
@@ -203,7 +212,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 
     assert "<hindsight-memory>" in codex.rollout(two).read_text(encoding="utf-8")  # Codex's record of it
 
-    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and _drained(project), 90), (
+    assert wait_until(lambda: _count(project, QUESTION) == 1 and _drained(project), 90), (
         "session 2's prompt was not retained"
     )
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
@@ -220,7 +229,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Codex, Project, ModelServer]) -> None:
     codex, project, server = setup
     codex.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90)
     server.clear()
     codex.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if any("Postgres 16" in out for out in function_outputs(r).values())]
@@ -250,7 +259,7 @@ def test_slash_commands_are_not_codex_commands_but_the_shell_command_switches_th
     assert "billing service" not in project.state_text()
 
     codex.run("Public plan: document the billing service")  # a new session: normal mode
-    assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)
+    assert wait_until(lambda: _count(project, "document the billing") == 1 and _drained(project), 90)
 
 
 def test_a_hanging_memory_server_never_stops_codex(setup: tuple[Codex, Project, ModelServer]) -> None:

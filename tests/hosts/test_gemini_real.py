@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -164,12 +165,20 @@ def _drained(project: Project) -> bool:
     return project.queue_path.exists() and project.queue_jobs() == []
 
 
+def _count(project: Project, text: str) -> int:
+    """``project.unit_count``, or 0 while a worker is still creating the store's tables."""
+    try:
+        return project.unit_count(text)
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
     setup: tuple[Gemini, Project, ModelServer],
 ) -> None:
     gemini, project, server = setup
     one = gemini.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90), (
+    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90), (
         "session 1's decision was not retained"
     )
     assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
@@ -186,7 +195,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 
     assert OPEN in gemini.transcript(two["session_id"]).read_text(encoding="utf-8")  # Gemini's record of it
 
-    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and _drained(project), 90), (
+    assert wait_until(lambda: _count(project, QUESTION) == 1 and _drained(project), 90), (
         "session 2's prompt was not retained"
     )
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
@@ -203,7 +212,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Gemini, Project, ModelServer]) -> None:
     gemini, project, server = setup
     gemini.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90)
     server.clear()
     gemini.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if "Postgres 16" in json.dumps(function_responses(r))]
@@ -244,7 +253,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
 
     other = gemini.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
-    assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)
+    assert wait_until(lambda: _count(project, "document the billing") == 1 and _drained(project), 90)
 
 
 def test_a_hanging_memory_server_never_stops_gemini(setup: tuple[Gemini, Project, ModelServer]) -> None:
