@@ -22,7 +22,7 @@ INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
 
 def _hook_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("host", help="the agent program: claude-code")
+    parser.add_argument("host", help="the agent program: claude-code, codex or gemini")
     parser.add_argument("event", help="the host's hook event name, e.g. UserPromptSubmit")
 
 
@@ -37,10 +37,18 @@ def _install_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("host", choices=INSTALLABLE, help="the agent program")
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
-        "--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json (the default)"
+        "--user",
+        dest="scope",
+        action="store_const",
+        const="user",
+        help="the agent's user settings, e.g. ~/.claude, ~/.codex, ~/.gemini (the default)",
     )
     scope.add_argument(
-        "--project", dest="scope", action="store_const", const="project", help="<project>/.claude/settings.json"
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        help="the project's settings, e.g. <project>/.claude, .codex, .gemini",
     )
     parser.set_defaults(scope="user")
 
