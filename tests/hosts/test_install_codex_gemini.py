@@ -291,3 +291,27 @@ def test_the_readme_line_installs_as_written(dirs: tuple[Path, Path], agent: str
         assert sorted(_ours(json.loads((home / ".gemini" / "settings.json").read_text(encoding="utf-8")))) == sorted(
             GEMINI_EVENTS
         )
+
+
+def test_what_is_installed_where_is_reported_per_scope(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_hooks.hosts.agent_install import installed
+
+    home, project = dirs
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    assert _cli(home, project, "install", "codex").returncode == 0
+    assert _cli(home, project, "install", "gemini", "--project").returncode == 0
+
+    codex_user, codex_project = installed("codex", project)
+    assert sorted(codex_user["hooks"]) == sorted(CODEX_EVENTS) and codex_user["mcp"] is True
+    assert codex_project["hooks"] == [] and codex_project["mcp"] is False
+
+    gemini_user, gemini_project = installed("gemini", project)
+    assert gemini_user["hooks"] == [] and gemini_user["commands"] == [] and gemini_user["policy"] is False
+    assert sorted(gemini_project["hooks"]) == sorted(GEMINI_EVENTS) and gemini_project["mcp"] is True
+    assert "mode" in gemini_project["commands"] and gemini_project["policy"] is True
+
+    assert _cli(home, project, "uninstall", "gemini", "--project").returncode == 0
+    assert installed("gemini", project)[1]["hooks"] == []

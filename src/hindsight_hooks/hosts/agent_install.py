@@ -233,3 +233,43 @@ def run(host: str, verb: str, scope: str, cwd: Path) -> Report:
         raise ValueError(f"unknown host {host!r}")
     cwd = Path(os.path.abspath(cwd))
     return _codex(verb, scope, cwd) if host == "codex" else _gemini(verb, scope, cwd)
+
+
+def installed(host: str, cwd: Path) -> list[dict[str, Any]]:
+    """What of ours is installed for ``host``, per scope (for ``doctor``): never raises.
+
+    Each entry: ``scope``, ``hooks`` (the events our hooks are registered for, in which file),
+    ``mcp`` (whether our MCP server is registered, and where), and for Gemini CLI the slash
+    command files and the policy file.
+    """
+    from .install import installed_events
+    from .mcp_config import json_installed, toml_installed
+
+    out: list[dict[str, Any]] = []
+    for scope in ("user", "project"):
+        try:
+            if host == "codex":
+                from . import codex
+
+                hooks_file, mcp_file = codex.hooks_path(scope, cwd), codex.config_path(scope, cwd)
+                entry: dict[str, Any] = {"scope": scope, "hooks_file": str(hooks_file), "mcp_file": str(mcp_file)}
+                entry["hooks"] = installed_events(hooks_file)
+                entry["mcp"] = toml_installed(mcp_file)
+            else:
+                from . import gemini, gemini_commands
+
+                settings = gemini.settings_path(scope, cwd)
+                entry = {"scope": scope, "hooks_file": str(settings), "mcp_file": str(settings)}
+                entry["hooks"] = installed_events(settings)
+                entry["mcp"] = json_installed(settings)
+                folder = gemini_commands.commands_folder(scope, cwd)
+                entry["commands"] = sorted(
+                    p.stem
+                    for p in folder.glob("*.toml")
+                    if FILE_MARKER in p.read_text(encoding="utf-8", errors="replace")
+                )
+                entry["policy"] = gemini_commands.policy_path(scope, cwd).exists()
+        except OSError:
+            continue
+        out.append(entry)
+    return out
