@@ -210,6 +210,9 @@ def _recall_all(
         try:
             result = fut.result()
         except Exception as exc:
+            if _bank_not_made_yet(exc):
+                blocks.append(BankBlock(scope.bank_id, query, []))
+                continue
             failures.append(_failed(rt, scope, query, exc))
             continue
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
@@ -245,6 +248,9 @@ def _recall_inline(
         except Exception as exc:
             if isinstance(exc, BackendError) and exc.kind == "aborted" and signal.is_set():
                 return [], [], True
+            if _bank_not_made_yet(exc):
+                blocks.append(BankBlock(scope.bank_id, query, []))
+                continue
             failures.append(_failed(rt, scope, query, exc))
             continue
         blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
@@ -267,6 +273,14 @@ def _recall_one(
         if abandon.is_set():
             raise BackendError("recall", "aborted", "request aborted")
         return backend.recall(bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
+
+
+def _bank_not_made_yet(exc: Exception) -> bool:
+    """A bank the backend does not know yet holds no memories: that is an empty recall, not a
+    failure. Hosts that never run ``session_start`` in the same process (command hooks, one
+    process per event) recall before the first retain has created the bank; telling the user
+    "recall failed" on their first prompt in a new project would be false."""
+    return isinstance(exc, BackendError) and exc.kind == "not_found"
 
 
 def _failed(rt: SessionRuntime, scope: Scope, query: str, exc: Exception) -> dict[str, Any]:
