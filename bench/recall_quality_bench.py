@@ -55,11 +55,13 @@ from typing import Any
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_text import match_expression, query_terms
+from hindsight_hooks.backends.local_text import content_words, match_expression, query_terms
 
 BANK = "hh-project-quality-0123456789ab"
 TOP_K = 10
 TARGET_POINTS = 10.0
+EMBED_DIM = 0  # 0: the extra's default; --dim tries another truncation
+HYBRID_TARGET_POINTS = 12.0  # issue 13: hybrid ≥ plain bm25 + 12 and ≥ vector-only + 12
 DAY = 86_400
 START_EPOCH = 1_735_689_600  # 2025-01-01T00:00:00Z
 MIX = (("single", 0.45), ("reply", 0.20), ("multi", 0.20), ("update", 0.15))
@@ -375,9 +377,9 @@ def iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(epoch))
 
 
-def build_store(path: Path, ds: Dataset) -> LocalBackend:
+def build_store(path: Path, ds: Dataset, semantic: Any = None) -> LocalBackend:
     """Retain every session as the plugin's auto-retain does: append deltas of 4 messages."""
-    backend = LocalBackend(path)
+    backend = LocalBackend(path, semantic=semantic)
     op = 0
     for s, turns in enumerate(ds.sessions):
         sid = f"{s:016x}"
@@ -395,7 +397,23 @@ def build_store(path: Path, ds: Dataset) -> LocalBackend:
             }
             backend.retain_batch(BANK, [item], operation_id=f"q-{op}")
             op += 1
+    if semantic is not None:
+        backend.wait_for_vectors(600)
     return backend
+
+
+def vector_top(embedder: Any, ds: Dataset) -> Any:
+    """The vector-only baseline: every turn's text embedded with the same model; cosine top 10."""
+    import numpy as np
+
+    ids = list(ds.turns)
+    matrix = embedder.embed_array([content_words(ds.turns[i].text) for i in ids])
+
+    def top(question: str) -> list[int]:
+        sims = matrix @ embedder.embed_array([content_words(question)])[0]
+        return [ids[i] for i in np.argsort(-sims, kind="stable")[:TOP_K]]
+
+    return top
 
 
 def plain_words(question: str) -> list[str]:
@@ -423,14 +441,23 @@ def evidence_recall(found: list[int], evidence: list[int]) -> float:
     return len(set(found[:TOP_K]) & set(evidence)) / len(evidence)
 
 
-def run(seed: int, n_sessions: int, n_questions: int) -> dict[str, Any]:
+def run(seed: int, n_sessions: int, n_questions: int, semantic: bool = False) -> dict[str, Any]:
     ds = generate(seed, n_sessions, n_questions)
     by_text = {f"{t.role}: {t.text}": t.tid for t in ds.turns.values()}
     systems: dict[str, dict[str, list[float]]] = {"store": {}, "plain_bm25": {}, "bm25_same_terms": {}}
+    if semantic:
+        systems.update({"hybrid": {}, "vector_only": {}})
     plain = build_turn_index(ds, None)
     porter = build_turn_index(ds, "porter unicode61")
     with tempfile.TemporaryDirectory(prefix="quality-bench-") as tmp:
         backend = build_store(Path(tmp) / "memory.db", ds)
+        hybrid = vectors = None
+        if semantic:
+            from hindsight_hooks.backends.semantic import StaticEmbedder
+
+            embedder = StaticEmbedder(*([EMBED_DIM] if EMBED_DIM else []))
+            hybrid = build_store(Path(tmp) / "semantic.db", ds, embedder)
+            vectors = vector_top(embedder, ds)
         try:
             for q in ds.questions:
                 req = RecallRequest(
@@ -442,10 +469,15 @@ def run(seed: int, n_sessions: int, n_questions: int) -> dict[str, Any]:
                     "plain_bm25": bm25_top(plain, plain_words(q.text)),
                     "bm25_same_terms": bm25_top(porter, query_terms(q.text)),
                 }
+                if hybrid is not None and vectors is not None:
+                    found["hybrid"] = [by_text.get(h.text, -1) for h in hybrid.recall(BANK, req).hits]
+                    found["vector_only"] = vectors(q.text)
                 for name, ids in found.items():
                     systems[name].setdefault(q.category, []).append(evidence_recall(ids, q.evidence))
         finally:
             backend.close()
+            if hybrid is not None:
+                hybrid.close()
     report: dict[str, Any] = {
         "seed": seed,
         "sessions": n_sessions,
@@ -459,6 +491,9 @@ def run(seed: int, n_sessions: int, n_questions: int) -> dict[str, Any]:
             "recall_at_10": 100 * statistics.mean(every),
             "by_category": {c: 100 * statistics.mean(v) for c, v in sorted(per_cat.items())},
         }
+    if semantic:
+        report["hybrid_vs_bm25_points"] = report["hybrid"]["recall_at_10"] - report["plain_bm25"]["recall_at_10"]
+        report["hybrid_vs_vector_points"] = report["hybrid"]["recall_at_10"] - report["vector_only"]["recall_at_10"]
     report["margin_points"] = report["store"]["recall_at_10"] - report["plain_bm25"]["recall_at_10"]
     report["margin_vs_same_terms_points"] = report["store"]["recall_at_10"] - report["bm25_same_terms"]["recall_at_10"]
     return report
@@ -470,8 +505,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=45)
     parser.add_argument("--questions", type=int, default=160)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-semantic", action="store_true", help="skip the hybrid and vector-only rows")
     args = parser.parse_args(argv)
-    report = run(args.seed, args.sessions, args.questions)
+    from hindsight_hooks.backends.semantic import available
+
+    semantic = available() and not args.no_semantic
+    report = run(args.seed, args.sessions, args.questions, semantic)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -481,14 +520,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'':30}{'all':>8}" + "".join(f"{c:>9}" for c in cats))
     for name, label in (
         ("store", "embedded store (§15)"),
+        ("hybrid", "store + [semantic] (hybrid)"),
         ("plain_bm25", "plain FTS5 bm25 over turns"),
         ("bm25_same_terms", "bm25, same index and terms"),
+        ("vector_only", "vector-only, same model"),
     ):
+        if name not in report:
+            continue
         row = report[name]
         print(f"  {label:30}{row['recall_at_10']:8.1f}" + "".join(f"{row['by_category'][c]:9.1f}" for c in cats))
     verdict = "met" if report["margin_points"] >= TARGET_POINTS else "NOT met"
     print(f"  margin vs plain bm25: {report['margin_points']:+.1f} points (target ≥ +{TARGET_POINTS:.0f}: {verdict}); "
           f"vs bm25 on the same index and terms: {report['margin_vs_same_terms_points']:+.1f}")  # fmt: skip
+    if semantic:
+        for key, label in (("hybrid_vs_bm25_points", "plain bm25"), ("hybrid_vs_vector_points", "vector-only")):
+            verdict = "met" if report[key] >= HYBRID_TARGET_POINTS else "NOT met"
+            print(f"  hybrid vs {label}: {report[key]:+.1f} points (target ≥ +{HYBRID_TARGET_POINTS:.0f}: {verdict})")
+    else:
+        print("  (hybrid and vector-only rows need the [semantic] extra)")
     return 0
 
 

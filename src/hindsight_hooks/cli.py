@@ -40,6 +40,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "hindsight_hooks.cli_mcp",
     "hindsight_hooks.cli_hosts",
     "hindsight_hooks.cli_serve",
+    "hindsight_hooks.cli_embed",
 )
 
 

@@ -250,6 +250,8 @@ class LocalConfig(_Section):
     path: str = "$XDG_DATA_HOME/hindsight-hooks/memory.db"
     recall_limit: int = 8
     embedder: str = ""
+    # auto: hybrid lexical + vector recall when the [semantic] extra is installed (ADR 116); off: lexical.
+    semantic: Literal["auto", "off"] = "auto"
 
 
 class Config(_Section):

@@ -67,7 +67,7 @@ def test_a_version_2_file_gets_script_terms_and_keeps_everything(tmp_path: Path)
     ids = build_v2(path)
     backend = LocalBackend(path)
     conn = raw(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     terms = dict(conn.execute("SELECT content, script_terms FROM units").fetchall())
     assert terms[CONTENTS[0]].startswith("東京 京サ") and terms[CONTENTS[2]] == ""
     assert backend.quick_check() == []
@@ -105,3 +105,17 @@ def test_a_failed_migration_leaves_the_version_2_file_as_it_was(tmp_path: Path) 
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     assert conn.execute("SELECT count(*) FROM units_fts WHERE units_fts MATCH '\"kestrels\"'").fetchone()[0] == 1
     assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'units_fts'").fetchone()[0].count(",") == 4
+
+
+def test_version_4_numbers_vector_rows_and_keeps_the_old_ones(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    ids = build_v2(path)
+    conn = raw(path)
+    conn.execute("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, 'custom-v1', x'0000803f')", (ids[0],))
+    LocalBackend(path).close()
+    assert conn.execute("SELECT seq, unit_id, model, vector FROM unit_vectors").fetchall() == [
+        (1, ids[0], "custom-v1", b"\x00\x00\x80\x3f")
+    ]
+    conn.execute("DELETE FROM unit_vectors")
+    conn.execute("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, 'custom-v1', x'00')", (ids[1],))
+    assert conn.execute("SELECT seq FROM unit_vectors").fetchall() == [(2,)]  # AUTOINCREMENT: 1 is never reused

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config_model import Config
 from .base import MemoryBackend
+
+if TYPE_CHECKING:
+    from .semantic import StaticEmbedder
 
 
 def make_backend(cfg: Config, *, api_key: str, local_path: Path) -> MemoryBackend | None:
@@ -20,8 +24,28 @@ def make_backend(cfg: Config, *, api_key: str, local_path: Path) -> MemoryBacken
         from .local import LocalBackend
 
         embedder = load_embedder(cfg.local.embedder) if cfg.local.embedder else None
-        return LocalBackend(local_path, embedder=embedder, recall_limit=cfg.local.recall_limit)
+        semantic = shared_semantic() if embedder is None and cfg.local.semantic == "auto" else None
+        return LocalBackend(local_path, embedder=embedder, recall_limit=cfg.local.recall_limit, semantic=semantic)
     return None
+
+
+_SEMANTIC: list[object] = []
+
+
+def shared_semantic() -> StaticEmbedder | None:
+    """The [semantic] extra's embedder when it is installed (one per process), else None.
+
+    Only asks importlib whether the package exists; the model loads on a background thread.
+    """
+    from .semantic import StaticEmbedder, available
+
+    if not available():
+        return None
+    if not _SEMANTIC:
+        _SEMANTIC.append(StaticEmbedder())
+    embedder = _SEMANTIC[0]
+    assert isinstance(embedder, StaticEmbedder)
+    return embedder
 
 
 def load_embedder(spec: str) -> object:

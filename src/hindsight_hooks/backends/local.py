@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,9 @@ from .base import (
     ReflectResult,
     RetainOutcome,
 )
+from .local_dense import DenseIndex
+from .local_embedding import Backfill, VectorWorker, count_missing
+from .local_fusion import fuse_scores
 from .local_query import (
     D_CONTENT,
     D_CONTEXT,
@@ -62,10 +66,12 @@ from .local_query import (
     R_SOURCE,
     R_TAGS,
     R_TYPE,
+    RANK_COLUMNS,
     RANK_WINDOW,
     UNIT_COLUMNS,
     CandidateSearch,
     Filters,
+    SearchResult,
     fetch_details,
     tag_groups_sql,
 )
@@ -83,6 +89,7 @@ from .local_schema import (
     BUSY_TIMEOUT_MS,
     MAX_SLOT,
     SCHEMA_VERSION,
+    SLOT_BITS,
     check_fts5,
     connect,
     ensure_schema,
@@ -92,10 +99,11 @@ from .local_schema import (
     store_error,
 )
 from .local_script import unit_script_terms
-from .local_text import StemFinder, query_terms
+from .local_text import StemFinder, content_words, query_terms
 from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
 from .local_write import PreparedItem, ensure_staging, hash16, store_batch
+from .semantic import StaticEmbedder
 from .tag_groups import TagGroupError, validate_tag_groups
 
 DEFAULT_RECALL_LIMIT = 8
@@ -120,9 +128,14 @@ class LocalBackend:
         embedder: object | None = None,
         clock: Callable[[], float] | None = None,
         recall_limit: int = DEFAULT_RECALL_LIMIT,
+        semantic: StaticEmbedder | None = None,
     ) -> None:
         self.path = Path(os.path.expanduser(str(path)))
         self._embedder = embedder
+        # The [semantic] extra (ADR 116): vectors written by a background worker, searched in memory.
+        self._semantic = semantic if embedder is None else None
+        self._dense = DenseIndex()
+        self._worker: VectorWorker | None = None
         self._clock = clock or time.time
         self.recall_limit = max(1, int(recall_limit))
         self._local = threading.local()
@@ -133,6 +146,30 @@ class LocalBackend:
         check_fts5()
         prepare_file(self.path)
         self._conn()
+        if self._semantic is not None:
+            self._worker = self._new_worker()
+            self._worker.notify([])  # load the model and catch up on units without vectors, in the background
+
+    def _new_worker(self) -> VectorWorker:
+        assert self._semantic is not None
+        return VectorWorker(
+            self._semantic,
+            lambda: self._read("embed"),
+            lambda: self._write("embed"),
+            self._vectors_written,
+            self._close_thread_connection,
+        )
+
+    def _close_thread_connection(self) -> None:
+        """Close the calling thread's connection (a thread that ends must not leave one open)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "pid", None) != os.getpid():
+            return
+        with self._lock:
+            self._conns = [(p, c) for p, c in self._conns if c is not conn]
+        self._local.conn = None
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     # -- connections and transactions ------------------------------------------------------------
 
@@ -380,7 +417,47 @@ class LocalBackend:
                 (bank_id, operation_id, now_iso, len(items), orjson.dumps(unit_ids).decode("utf-8")),
             )
             conn.execute("DELETE FROM operations WHERE applied_at < ?", (iso_from_epoch(now - OPERATION_RETENTION_S),))
+        if self._worker is not None:
+            self._worker.notify(unit_ids)  # vectors after the durable write, off the caller's path
         return RetainOutcome(items_count=len(items), unit_ids=unit_ids)
+
+    @property
+    def semantic(self) -> StaticEmbedder | None:
+        return self._semantic
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Wait until the model is loaded and every unit retained so far has its vector.
+
+        Hooks never call this; the backfill command, the benches and the tests do.
+        """
+        if self._semantic is None or self._worker is None:
+            return True
+        end = None if timeout is None else time.monotonic() + timeout
+        if not self._semantic.wait_ready(timeout):
+            return False
+        self._worker.notify([])
+        return self._worker.wait_idle(None if end is None else max(0.0, end - time.monotonic()))
+
+    def backfill(self, stop: threading.Event | None = None) -> Iterator[tuple[int, int]]:
+        """Embed every unit without a vector; yields (done so far, missing at start) per batch."""
+        if self._semantic is None:
+            return
+        with self._read("embed") as conn:
+            missing, _ = count_missing(conn, self._semantic.model)
+        done = 0
+        yield done, missing
+        for written in Backfill(self._semantic, lambda: self._read("embed"), lambda: self._write("embed")).batches(
+            stop
+        ):
+            done += written
+            yield done, missing
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(units without a vector of the semantic model, all units); (0, n) without the extra."""
+        with self._read("embed") as conn:
+            if self._semantic is None:
+                return 0, int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
+            return count_missing(conn, self._semantic.model)
 
     def _applied(self, bank_id: str, operation_id: str, timeout_s: float | None) -> RetainOutcome | None:
         with self._read("retain", timeout_s) as conn:
@@ -439,29 +516,101 @@ class LocalBackend:
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
+        svec = self._semantic.query_vector(content_words(request.query)) if self._semantic is not None else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
                 raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
-            if not terms:
+            if not terms and svec is None:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
             # Hindsight's budget is search depth; here it scales how many matches get ranked.
             window = max(1, int(self.rank_window * BUDGET_SCALE.get(request.budget, 1.0)))
             search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
-            result = search.run(terms, max(limit * 3, 50), limit)
+            need = max(limit * 3, 50)
+            result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
             self.last_search_mode = result.mode
             candidates = [_ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
+            hybrid = svec is not None and self._add_semantic(conn, svec, candidates, lo, hi, filters, need)
+            if hybrid:
+                self.last_search_mode += "+dense"
             keys = term_keys(terms)
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
-            score_candidates(candidates, reference, dense_mode=dense_mode)
+            if hybrid:
+                fuse_scores(candidates, reference)
+            else:
+                score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = _detailed(conn, order_candidates(candidates), max(2 * limit, 10))
             chosen = cut_to_budget(
                 distinct_shown(covered_in_order(ordered, keys, finder.found)), limit, request.max_tokens
             )
         return RecallResult(hits=[_hit(c) for c in chosen])
+
+    def _add_semantic(
+        self,
+        conn: sqlite3.Connection,
+        svec: Any,
+        candidates: list[Candidate],
+        lo: int,
+        hi: int,
+        filters: Filters,
+        need: int,
+    ) -> bool:
+        """Cosine of every candidate plus the bank's ``need`` nearest units that pass the filters.
+
+        False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
+        100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
+        """
+        assert self._semantic is not None and self._worker is not None
+        model = self._semantic.model
+        if not self._dense.is_warm(lo, model):
+            self._worker.submit(partial(self._warm, lo, hi, model))
+            return False
+        bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim)
+        # Deleted or filtered units may take places among the nearest: ask for more than needed.
+        nearest = self._dense.top(bank, svec, need + 20)
+        sims = dict(nearest)
+        sims.update(self._dense.similarity(bank, svec, [c.rowid for c in candidates if c.rowid not in sims]))
+        for cand in candidates:
+            cand.dense = sims.get(cand.rowid, 0.0)
+        have = {c.rowid for c in candidates}
+        extra = [rowid for rowid, sim in nearest if rowid not in have and sim >= self._semantic.floor]
+        if extra:
+            where, params = filters.where()
+            # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
+            # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
+            rows = conn.execute(
+                f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
+                f"WHERE 1{where}",
+                [orjson.dumps(extra).decode("ascii"), *params],
+            ).fetchall()
+            by_rowid = {int(r[K_ROWID]): r for r in rows}
+            for rowid in extra:
+                row = by_rowid.get(rowid)
+                if row is None or sims[rowid] < self._semantic.floor:
+                    continue
+                cand = _ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                cand.dense = sims[rowid]
+                candidates.append(cand)
+                if len(candidates) >= len(have) + need:
+                    break
+        return True
+
+    def _vectors_written(self, rowids: list[int]) -> None:
+        """On the worker thread: bring the matrices of the banks that got vectors up to date, so
+        the next recall there has them (a process that retains into a bank recalls it too)."""
+        assert self._semantic is not None
+        for slot in sorted({rowid >> SLOT_BITS for rowid in rowids}):
+            lo, hi = slot_range(slot)
+            self._warm(lo, hi, self._semantic.model)
+
+    def _warm(self, lo: int, hi: int, model: str) -> None:
+        assert self._semantic is not None
+        with self._read("embed") as conn:
+            self._dense.refresh(conn, lo, hi, model, self._semantic.dim)
 
     def _add_dense(
         self,
@@ -599,7 +748,9 @@ class LocalBackend:
                 if vector is not None:
                     conn.execute("INSERT INTO unit_vectors(unit_id, model, vector) VALUES (?, ?, ?)",
                                  (unit_id, model_name(self._embedder), to_blob(vector)))  # fmt: skip
-            return True
+        if content is not None and self._worker is not None:
+            self._worker.notify([unit_id])  # a new vector row replaces the old one in memory too
+        return True
 
     def forget_unit(self, bank_id: str, unit_id: str) -> bool:
         """Hard delete (tags, vector and index entry go with it)."""
@@ -660,7 +811,14 @@ class LocalBackend:
         return problems
 
     def close(self) -> None:
-        """Close this process's connections (a later call simply reopens)."""
+        """Close this process's connections (a later call simply reopens).
+
+        The vector worker is stopped first: a connection must never be closed under a thread
+        that is using it. A later retain or recall starts a new worker.
+        """
+        if self._worker is not None and self._worker.owner_pid == os.getpid():
+            self._worker.stop()
+            self._worker = self._new_worker()
         pid = os.getpid()
         with self._lock:
             mine = [c for p, c in self._conns if p == pid]

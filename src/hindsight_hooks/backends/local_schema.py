@@ -28,7 +28,7 @@ from ..governance.redact import redact_text
 from .base import BackendError, ErrorKind
 from .local_script import unit_script_terms
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
@@ -191,13 +191,28 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Version 4 (ADR 116): vector rows numbered by AUTOINCREMENT, so a number is never used twice. Each
+# process keeps a bank's vectors in memory and reads only rows numbered above the last it saw;
+# with plain rowids a re-embedded unit could come back under a deleted row's number and be missed.
+_V3_TO_V4 = """
+CREATE TABLE unit_vectors_v4(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    unit_id TEXT NOT NULL UNIQUE REFERENCES units(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+INSERT INTO unit_vectors_v4(unit_id, model, vector) SELECT unit_id, model, vector FROM unit_vectors ORDER BY rowid;
+DROP TABLE unit_vectors;
+ALTER TABLE unit_vectors_v4 RENAME TO unit_vectors;
+"""
+
 Migration = str | Callable[[sqlite3.Connection], None]
 
 # MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
 # schema. Published entries never change (files in the wild were built by them): a change to
 # the schema is a new entry and a version bump. An entry is a SQL script, or a function for a
 # step that needs Python (version 3 computes each unit's script terms).
-MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3)
+MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3, _V3_TO_V4)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 assert f"'{RANK_CONFIG}'" in _V2_TO_V3_INDEX
 

@@ -79,6 +79,16 @@ def query_terms(query: str) -> list[str]:
     return [term for _, term in found[:MAX_TERMS]]
 
 
+def content_words(text: str) -> str:
+    """``text`` without its stop words (case kept, order kept), for embedding (ADR 116).
+
+    A static embedding averages its tokens' vectors; "what", "do", "we" carry no topic and pull
+    every text towards the same point. Text that is nothing but stop words is kept whole.
+    """
+    words = [w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS]
+    return " ".join(words) if words else text
+
+
 def match_expression(terms: list[str]) -> str:
     """Each term as an FTS5 phrase (quoted word, or a script term's expression), joined with ``OR``."""
     return " OR ".join(term_expression(t) for t in terms)

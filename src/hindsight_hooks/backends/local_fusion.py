@@ -1,0 +1,34 @@
+"""Hybrid scoring: lexical and vector candidates fused by reciprocal rank, then §15's other signals (ADR 117).
+
+With the ``[semantic]`` extra a candidate may come from the bm25 search, from the vector search,
+or from both. Their raw scores are not comparable (bm25 is unbounded and depends on the query's
+words; cosine between averaged token vectors sits in a narrow band that differs per query), so
+each list contributes by *rank*: ``rrf = 1/(K + lexical rank) + 1/(K + vector rank)``, the usual
+reciprocal rank fusion with ``K = 60``, a unit missing from a list contributing nothing for it.
+``rrf`` is normalised so the best candidate has 1, and then takes the place of ``fts`` in the §15
+formula, so importance and recency weigh as they do without vectors:
+``score = round((0.8·rel + 0.2·importance)·(0.7 + 0.3·exp(-age_h/72)), 4)``.
+
+The turn-window signal (ADR 052) is in both lists already: a reply is indexed and embedded with
+its prompt's terms.
+"""
+
+from __future__ import annotations
+
+from .local_rank import Candidate, final_score
+
+RRF_K = 60.0
+
+
+def fuse_scores(candidates: list[Candidate], reference_epoch: float) -> None:
+    """Fill ``score`` from the lexical order (``rank``) and the vector order (``dense``)."""
+    lexical = sorted((c for c in candidates if c.rank is not None), key=lambda c: (c.rank, c.rowid))
+    vector = sorted((c for c in candidates if c.dense), key=lambda c: (-(c.dense or 0.0), c.rowid))
+    fused = {id(c): 0.0 for c in candidates}
+    for order in (lexical, vector):
+        for position, cand in enumerate(order, start=1):
+            fused[id(cand)] += 1.0 / (RRF_K + position)
+    best = max(fused.values(), default=0.0)
+    for cand in candidates:
+        relevance = fused[id(cand)] / best if best > 0 else 0.0
+        cand.score = final_score(0.8 * relevance + 0.2 * cand.importance, cand.created_epoch, reference_epoch)

@@ -1,0 +1,112 @@
+"""``hindsight-hooks embed``: give every unit of the embedded store its vector (ADR 116).
+
+New units get vectors in the background as they are retained; a store written before the
+``[semantic]`` extra was installed (or by processes that ended before their worker finished) is
+backfilled here. Each batch of 256 units commits on its own and only units *without* a vector
+are ever read, so Ctrl-C (or a crash) loses at most the batch in hand: running the command again
+continues where it stopped. Progress goes to stderr (a bar on a terminal, a line per 10 %
+otherwise); ``--json`` prints the counts at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+from .cli import cwd_of, register
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_BAR = 30
+
+
+def _add_embed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--check", action="store_true", help="only count the units without a vector")
+
+
+class _Progress:
+    """A bar redrawn in place on a terminal; one line per 10 % when stderr is a file or pipe."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(total, 1)
+        self.tty = sys.stderr.isatty()
+        self._last_step = -1
+        self._started = time.monotonic()
+
+    def show(self, done: int) -> None:
+        share = min(1.0, done / self.total)
+        if self.tty:
+            filled = int(share * _BAR)
+            rate = done / max(time.monotonic() - self._started, 1e-6)
+            sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (_BAR - filled)}] {done}/{self.total} ({rate:.0f}/s)")
+            sys.stderr.flush()
+            return
+        step = int(share * 10)
+        if step > self._last_step:
+            self._last_step = step
+            print(f"embedding: {done}/{self.total} ({100 * share:.0f} %)", file=sys.stderr)
+
+    def end(self) -> None:
+        if self.tty:
+            sys.stderr.write("\n")
+
+
+def _run_embed(ns: argparse.Namespace) -> int:
+    from .backends.local import LocalBackend
+    from .backends.semantic import StaticEmbedder, available
+    from .config import load_config, resolve_local_path
+
+    loaded = load_config(cwd_of(ns))
+    if loaded.error:
+        print(f"hindsight-hooks: config error: {loaded.error}", file=sys.stderr)
+        return EXIT_FAILED
+    if not available():
+        print(
+            "hindsight-hooks: the [semantic] extra is not installed: pip install 'hindsight-hooks[semantic]'",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    path = resolve_local_path(loaded.config, cwd=cwd_of(ns))
+    if not path.exists():
+        print(f"hindsight-hooks: no embedded store at {path} (nothing to embed)", file=sys.stderr)
+        return EXIT_FAILED
+    backend = LocalBackend(path, semantic=StaticEmbedder())
+    stop = threading.Event()
+    done, missing = 0, 0
+    try:
+        if ns.check:
+            missing, total = backend.vector_counts()
+            if ns.json:
+                print(json.dumps({"path": str(path), "units": total, "without_vector": missing}))
+            else:
+                print(f"{missing} of {total} units have no vector yet")
+            return EXIT_OK
+        progress: _Progress | None = None
+        try:
+            for done, missing in backend.backfill(stop):
+                if progress is None:
+                    progress = _Progress(missing)
+                progress.show(done)
+        except KeyboardInterrupt:
+            stop.set()
+            if progress is not None:
+                progress.end()
+            print(
+                f"hindsight-hooks: interrupted after {done} of {missing} vectors; "
+                "run `hindsight-hooks embed` again to continue",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        if progress is not None:
+            progress.end()
+        left, total = backend.vector_counts()
+        if ns.json:
+            print(json.dumps({"path": str(path), "written": done, "units": total, "without_vector": left}))
+        return EXIT_OK
+    finally:
+        backend.close()
+
+
+register("embed", "give every unit of the embedded store its vector (the [semantic] extra)", _add_embed, _run_embed)

@@ -1,0 +1,201 @@
+"""The ``[semantic]`` extra: real WordLlama vectors in the store's own file, hybrid recall (ADR 116, 117).
+
+Everything is real: the model the wheel ships, SQLite files, child processes. The tests need the
+extra installed (``scripts/test`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest, ReflectRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_embedding import count_missing, embed_text
+from hindsight_hooks.backends.semantic import DIM, MODEL_LABEL, StaticEmbedder, available
+from tests.backends.test_local_support import item, raw
+
+ROOT = Path(__file__).resolve().parents[2]
+FACTS = ["we run Postgres 16", "the deploy script lives in ops", "I like pizza on fridays", "Redis is our cache"]
+
+# One embedder for the module: loading it is the slow part, and it is stateless once loaded.
+_EMBEDDER = StaticEmbedder()
+
+
+def semantic_store(path: Path, texts: list[str] = FACTS, **kw: object) -> LocalBackend:
+    backend = LocalBackend(path, semantic=_EMBEDDER, **kw)  # type: ignore[arg-type]
+    backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(texts)], operation_id="facts")
+    assert backend.wait_for_vectors(120)
+    return backend
+
+
+def found(backend: LocalBackend, query: str, **kw: object) -> list[str]:
+    return [h.text for h in backend.recall("b", RecallRequest(query=query, **kw)).hits]  # type: ignore[arg-type]
+
+
+def test_the_extra_is_installed_for_these_tests() -> None:
+    assert available()
+
+
+def test_database_finds_postgres_and_reflect_answers_with_it(tmp_path: Path) -> None:
+    backend = semantic_store(tmp_path / "memory.db")
+    assert found(backend, "database") == ["we run Postgres 16"]
+    assert "dense" in backend.last_search_mode
+    assert found(backend, "what database do we use?") == ["we run Postgres 16"]
+    text = backend.reflect("b", ReflectRequest(query="what database do we use?")).text
+    assert "we run Postgres 16" in text.split("## Top Facts")[1].splitlines()[1]
+    # A word query still finds its words, and nothing far away comes with it.
+    assert found(backend, "pizza") == ["I like pizza on fridays"]
+
+
+def test_without_the_extra_recall_is_lexical_as_before(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path / "memory.db")
+    backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(FACTS)], operation_id="facts")
+    assert found(backend, "database") == []
+    assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 0
+
+
+def test_vectors_are_float16_blobs_in_the_same_file(tmp_path: Path) -> None:
+    backend = semantic_store(tmp_path / "memory.db")
+    rows = raw(backend.path).execute("SELECT model, length(vector) FROM unit_vectors").fetchall()
+    assert rows == [(MODEL_LABEL, 2 * DIM)] * len(FACTS)
+
+
+def test_a_recall_never_waits_for_the_model(tmp_path: Path) -> None:
+    """Before the model is loaded the hook gets the lexical answer at once."""
+    cold = StaticEmbedder()
+    backend = LocalBackend(tmp_path / "memory.db", semantic=cold)
+    backend.retain_batch("b", [item("we run Postgres 16", "d")], operation_id="op")
+    if not cold.ready:  # the load started in the background when the backend opened
+        assert found(backend, "Postgres") == ["we run Postgres 16"]
+        assert "dense" not in backend.last_search_mode
+    assert backend.wait_for_vectors(120)
+    found(backend, "database")  # the first recall of a bank may still find its matrix loading
+    assert backend.wait_for_vectors(120)
+    assert found(backend, "database") == ["we run Postgres 16"]
+
+
+def test_changed_and_forgotten_units_follow_in_vector_search(tmp_path: Path) -> None:
+    backend = semantic_store(tmp_path / "memory.db")
+    uid = next(h.id for h in backend.list_units("b", 10, 0) if h.text == "we run Postgres 16")
+    assert uid is not None
+    assert backend.update_unit("b", uid, content="we moved the team lunch to thursdays")
+    assert backend.wait_for_vectors(120)
+    assert found(backend, "database") == []
+    assert backend.forget_unit("b", next(h.id for h in backend.list_units("b", 10, 0) if "Redis" in h.text) or "")
+    assert found(backend, "cache") == []
+
+
+def test_vector_hits_obey_tag_filters(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER)
+    backend.retain_batch(
+        "b",
+        [item("we run Postgres 16", "a", tags=["repo:a"]), item("we run MySQL 8", "b", tags=["repo:b"])],
+        operation_id="op",
+    )
+    assert backend.wait_for_vectors(120)
+    groups = [{"tags": ["repo:b"], "match": "any_strict"}]
+    assert found(backend, "database", tag_groups=groups) == ["we run MySQL 8"]
+
+
+def test_backfill_is_resumable_after_an_interruption(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    lexical = LocalBackend(path)
+    texts = [f"note {i}: the database cluster {i} runs Postgres" for i in range(600)]
+    lexical.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(texts)], operation_id="bulk")
+    lexical.close()
+    backend = LocalBackend(path, semantic=_EMBEDDER)
+    assert backend._worker is not None
+    backend._worker.wait_idle(120)  # the worker's own catch-up may already have done part of it
+    conn = raw(path)
+    conn.execute("DELETE FROM unit_vectors")  # start from none, whatever the worker did
+    stop = threading.Event()
+    progress = []
+    for done, missing in backend.backfill(stop):
+        progress.append((done, missing))
+        if done:
+            stop.set()  # interrupted after the first batch
+    assert progress[0] == (0, 600) and 0 < progress[-1][0] < 600
+    after_first = count_missing(conn, MODEL_LABEL)[0]
+    assert 0 < after_first < 600
+    final = list(backend.backfill())
+    assert final[0] == (0, after_first) and final[-1][0] == after_first
+    assert count_missing(conn, MODEL_LABEL) == (0, 600)
+
+
+def test_a_process_that_exits_at_once_leaves_vectors_to_the_next(tmp_path: Path) -> None:
+    """A short-lived hook process retains and exits; the next process's worker catches up."""
+    path = tmp_path / "memory.db"
+    script = (
+        "import sys, os\n"
+        "from hindsight_hooks.backends.local import LocalBackend\n"
+        "from hindsight_hooks.backends.semantic import StaticEmbedder\n"
+        "b = LocalBackend(sys.argv[1], semantic=StaticEmbedder())\n"
+        "b.retain_batch('b', [{'content': 'we run Postgres 16', 'document_id': 'd'}], operation_id='op')\n"
+        "os._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env, timeout=120)
+    backend = LocalBackend(path, semantic=_EMBEDDER)
+    assert backend.wait_for_vectors(120)
+    assert count_missing(raw(path), MODEL_LABEL) == (0, 1)
+    assert found(backend, "database") == ["we run Postgres 16"]
+
+
+_OFFLINE_PROBE = r"""
+import json, os, socket, sys
+def refuse(*a, **k):
+    raise OSError("network use attempted")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+import hindsight_hooks, hindsight_hooks.plugin
+light = not any(m in sys.modules for m in ("numpy", "wordllama", "tokenizers"))
+from hindsight_hooks.backends.semantic import StaticEmbedder
+e = StaticEmbedder()
+e.load()
+v = e.embed_array(["we run Postgres 16"])
+print(json.dumps({"light": light, "shape": list(v.shape)}))
+"""
+
+
+def test_the_model_loads_from_the_wheel_without_network(tmp_path: Path) -> None:
+    """HF_HUB_OFFLINE=1, sockets refused, an empty HOME: the bundled files are all it needs."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    out = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_PROBE], capture_output=True, text=True, env=env, timeout=120, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"light": True, "shape": [1, DIM]}
+    assert list(tmp_path.iterdir()) == []  # nothing cached or downloaded
+
+
+def test_what_a_unit_is_embedded_from() -> None:
+    assert embed_text("assistant: Use 4821; the lower ones are taken", "ctx\x1eport billing service") == (
+        "Use 4821 lower ones taken port billing service"
+    )
+    assert embed_text("a plain note: with a colon", "") == "plain note colon"
+
+
+@pytest.mark.parametrize("query", ["what do we use?", ""])
+def test_a_query_without_words_finds_nothing_far_away(tmp_path: Path, query: str) -> None:
+    backend = semantic_store(tmp_path / "memory.db")
+    assert found(backend, query) == []
+
+
+def test_re_embedding_the_newest_vector_is_seen_by_a_warm_process(tmp_path: Path) -> None:
+    """The newest vector row is deleted and written again: its number must not come back (schema 4)."""
+    backend = semantic_store(tmp_path / "memory.db")
+    assert found(backend, "cache") == ["Redis is our cache"]  # the bank's matrix is in memory now
+    newest = raw(backend.path).execute("SELECT unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    assert backend.update_unit("b", newest, content="we moved the team lunch to thursdays")
+    assert backend.wait_for_vectors(120)
+    changed = next(h.text for h in backend.list_units("b", 10, 0) if h.id == newest)
+    assert changed not in found(backend, "cache")
+    assert changed in found(backend, "team lunch")

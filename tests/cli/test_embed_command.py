@@ -1,0 +1,82 @@
+"""``hindsight-hooks embed``: backfill with progress, interrupted by a real SIGINT, resumed (ADR 116)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_embedding import count_missing
+from hindsight_hooks.backends.semantic import MODEL_LABEL
+
+from ..chat.conftest import SCRIPT
+
+UNITS = 20_000
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), HF_HUB_OFFLINE="1")  # fmt: skip
+    return env
+
+
+def _store(tmp_path: Path) -> Path:
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    lexical = LocalBackend(path)  # written without the extra: no vectors at all
+    for start in range(0, UNITS, 2000):
+        items = [{"content": f"note {i}: the database cluster {i % 97} runs Postgres", "document_id": f"d{i}"}
+                 for i in range(start, start + 2000)]  # fmt: skip
+        lexical.retain_batch("b", items, operation_id=f"bulk-{start}")
+    lexical.close()
+    return path
+
+
+def _cli(*args: str) -> list[str]:
+    return [str(SCRIPT), *args]
+
+
+def test_embed_is_interrupted_by_ctrl_c_and_resumes(tmp_path: Path) -> None:
+    path = _store(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    env = _env(tmp_path)
+    proc = subprocess.Popen(_cli("embed", "--cwd", str(project)), env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if line.startswith("embedding: ") and not line.startswith("embedding: 0/"):
+            proc.send_signal(signal.SIGINT)  # Ctrl-C once some batches are in
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(60) == 1, [*lines, rest]
+    assert "interrupted after" in rest and "run `hindsight-hooks embed` again" in rest
+    conn = sqlite3.connect(str(path))
+    left, total = count_missing(conn, MODEL_LABEL)
+    assert total == UNITS and 0 < left < UNITS
+
+    done = subprocess.run(_cli("embed", "--cwd", str(project), "--json"), env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["written"] == left and report["without_vector"] == 0 and report["units"] == UNITS
+    assert f"embedding: {left}/{left} (100 %)" in done.stderr
+    check = subprocess.run(_cli("embed", "--cwd", str(project), "--check", "--json"), env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert json.loads(check.stdout)["without_vector"] == 0
+
+
+def test_embed_says_what_is_missing(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    out = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 1 and "no embedded store at" in out.stderr and out.stdout == ""
