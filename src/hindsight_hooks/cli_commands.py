@@ -223,7 +223,21 @@ def run_slash(ns: argparse.Namespace, command_name: str, argv: list[str]) -> int
     line = f"/{command_name}" + (f" {shlex.join(argv)}" if argv else "")
     ui = make_ui(ns)
     result = make_host(ns, ui, command_name).command(line)
+    if command_name == "hindsight:doctor" and exit_code(result) != 2:
+        result = _with_agents(result, cwd_of(ns))
     return unanswered(ui, emit_command(shell_usage(result, command_name), bool(ns.json)))
+
+
+def _with_agents(result: CommandResult, cwd: Path) -> CommandResult:
+    """``doctor`` from a shell (also ``/hindsight:doctor`` inside Claude Code and Gemini CLI) adds
+    what of ours each agent program has installed, and whether its hooks run (the plugin cannot:
+    it never imports ``hosts/``)."""
+    from .hosts.doctor_agents import with_agent_section
+
+    text, data, level = with_agent_section(result.text, result.data, result.level, cwd)
+    if isinstance(data, dict) and result.text.lstrip().startswith("{"):  # --json: the text is the data
+        text = json.dumps(data, indent=2)
+    return CommandResult(text, level, data)  # type: ignore[arg-type]
 
 
 def shell_usage(result: CommandResult, command_name: str) -> CommandResult:

@@ -196,6 +196,7 @@ class HindsightHooksProvider:
 
     def _open(self, hermes_session_id: str) -> None:
         from ..hooks import Host
+        from .hookseen import stamp as stamp_seen
         from .inprocess import Bounds, MemorySession, new_session_id, session_file
 
         cwd = self._cwd or _default_cwd()
@@ -216,6 +217,7 @@ class HindsightHooksProvider:
             "is_subagent": self._subagent,
         }
         session = MemorySession(Host(**common), self._bounds)
+        stamp_seen(cwd, "hermes", "session_start")  # doctor's evidence that the provider is live here
         durable = Host(**common, short_lived=True)
         with self._lock:
             self._session, self._durable = session, durable

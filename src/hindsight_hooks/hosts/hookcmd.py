@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..host_sessions import session_file_for as session_file_for
+from .hookseen import stamp as stamp_seen
 from .hookstate import HookSessionState, state_file
 
 if TYPE_CHECKING:
@@ -325,6 +326,7 @@ def answer_event(
     run: HookRun | None = None
     try:
         hook = adapter.read_event(event, payload)
+        stamp_seen(hook.cwd, adapter.name, event)  # doctor's evidence that this hook is live
         holder.state = _state_for(adapter.name, hook.cwd, hook.session_key or str(hook.transcript or "no-session"))
         if holder.state is not None:
             notices.extend(holder.state.take_pending())

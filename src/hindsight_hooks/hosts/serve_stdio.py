@@ -41,6 +41,7 @@ from typing import Any, BinaryIO, TypeGuard
 from ..hooks import Host
 from .bridge_payloads import command_answer, command_entry, context_answer, tool_answer, tool_entry
 from .bridge_ui import BridgeUI
+from .hookseen import stamp as stamp_seen
 from .rpc_wire import (
     DEFAULT_MAX_MESSAGE_BYTES,
     INTERNAL_ERROR,
@@ -297,15 +298,17 @@ class BridgeServer:
                     self._start_requested = False
                 raise RpcError(INVALID_PARAMS, f"cwd: not a folder: {cwd}")
             session_file = _session_file(cwd, params)
+            host_name = _text(params, "hostName", required=False) or "pi"
             host = Host(
                 cwd,
                 session_file=session_file,
-                host_name=_text(params, "hostName", required=False) or "pi",
+                host_name=host_name,
                 ui=self.ui,
                 is_subagent=params.get("isSubagent") is True,
             )
             host.start()
             self.host = host
+            stamp_seen(cwd, host_name, "session_start")  # doctor's evidence that the bridge is live here
         finally:
             self._started.set()  # settled: waiting requests go on (and find no Host if it failed)
         from .. import __version__
