@@ -166,3 +166,22 @@ def test_doctor_sees_a_pi_extension_its_python_and_a_bridge_session_started_here
     settings.write_text(json.dumps({**json.loads(settings.read_text(encoding="utf-8")), "python": gone}), "utf-8")
     line = _line(_doctor(home, project)[1], "agent pi (project)")
     assert line.startswith("fail") and gone in line and "run `hindsight-hooks install pi --project`" in line
+
+
+def test_doctor_fails_a_hook_python_that_exists_but_cannot_import_us(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    venv = tmp_path / "other-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    other = str(venv / "bin" / "python")
+    assert _cli(home, project, "install", "gemini", "--project").returncode == 0
+    settings = project / ".gemini" / "settings.json"
+    raw = settings.read_text(encoding="utf-8")
+    settings.write_text(raw.replace(json.dumps(os.path.abspath(sys.executable))[1:-1], other), encoding="utf-8")
+
+    done = _cli(home, project, "doctor")
+    line = _line(done.stdout + done.stderr, "agent gemini (project)")
+    assert done.returncode == 1 and line.startswith("fail") and other in line
+    assert "cannot import hindsight_hooks" in line and f"`{other} -m pip install hindsight-hooks`" in line
+    assert "hook BeforeAgent" in line and "mcp server" not in line  # the MCP script is still ours and fine

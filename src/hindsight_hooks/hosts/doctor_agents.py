@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 HOSTS = ("claude-code", "codex", "gemini", "pi", "hermes")
+HOOK_HOSTS = ("claude-code", "codex", "gemini")
+"""The agents that run our hooks as commands (Pi and Hermes load us in-process)."""
 LIVE_S = 7 * 24 * 3600.0
 """A hook that ran within this long counts as live; older evidence is shown but not counted."""
 
@@ -51,9 +53,45 @@ class ScopeInstall:
     def missing(self) -> dict[str, str]:
         return {what: exe for what, exe in self.executables.items() if not _runnable(exe)}
 
+    def without_us(self) -> dict[str, str]:
+        """The Pythons that exist but cannot import ``hindsight_hooks`` (uninstalled, or another venv)."""
+        return {
+            what: exe
+            for what, exe in self.executables.items()
+            if (what.startswith("hook ") or what == "python") and _runnable(exe) and not _imports_us(exe)
+        }
+
 
 def _runnable(exe: str) -> bool:
     return os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)
+
+
+_IMPORTS: dict[str, bool] = {}
+
+
+def _imports_us(python: str) -> bool:
+    """Whether ``python`` can import us: asked once per interpreter (a child process; ours is known)."""
+    import subprocess
+    import sys
+
+    if python == os.path.abspath(sys.executable):  # not its realpath: a venv's python links to a bare one
+        return True
+    if python not in _IMPORTS:
+        try:
+            done = subprocess.run(
+                [python, "-c", "import hindsight_hooks.hosts"],
+                capture_output=True,
+                timeout=IMPORT_CHECK_S,
+                check=False,
+                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            )
+            _IMPORTS[python] = done.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _IMPORTS[python] = True  # could not ask in time: not evidence of a fault
+    return _IMPORTS[python]
+
+
+IMPORT_CHECK_S = 15.0
 
 
 def _executable(command: str) -> str:
@@ -93,8 +131,20 @@ def _with_hooks(found: ScopeInstall) -> ScopeInstall:
 
 def _claude_code(scope: str, cwd: Path) -> ScopeInstall:
     from .claude_code import settings_path
+    from .claude_commands import commands_folder
+    from .install import FILE_MARKER
 
-    return _with_hooks(ScopeInstall("claude-code", scope, settings_path(scope, cwd)))
+    found = _with_hooks(ScopeInstall("claude-code", scope, settings_path(scope, cwd)))
+    folder = commands_folder(scope, cwd)
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        line = next((ln for ln in text.splitlines() if ln.startswith("!`")), "")
+        if FILE_MARKER in text and line:
+            found.installed = True
+            found.executables["slash commands"] = _executable(line[2:].rstrip("`"))
+            found.also.append(f"slash commands in {folder}")
+            break
+    return found
 
 
 def _gemini(scope: str, cwd: Path) -> ScopeInstall:
@@ -264,9 +314,26 @@ def _scope_check(f: ScopeInstall, ran: dict[str, float], at: float) -> dict[str,
             f"these hooks fail before they start",
             f"run `{reinstall}` with the hindsight-hooks you use now: it rewrites them to run that Python",
         )
+    without = f.without_us()
+    if without:
+        exes = sorted(set(without.values()))
+        return _check(
+            name,
+            "fail",
+            f"installed in {f.file}, but {', '.join(sorted(without))} run {', '.join(exes)}, which cannot import "
+            "hindsight_hooks (uninstalled from it, or another virtualenv): these hooks do nothing",
+            f"run `{reinstall}` with the hindsight-hooks you use now, or `{exes[0]} -m pip install hindsight-hooks`",
+        )
     detail = f"installed in {f.file}"
     if f.also:
         detail += " (" + "; ".join(f.also) + ")"
+    if not f.hooks and f.host in HOOK_HOSTS:
+        return _check(
+            name,
+            "warn",
+            detail + "; but none of our hooks: memory is neither recalled nor retained automatically",
+            f"run `{reinstall}`",
+        )
     events = list(f.hooks) or ["session_start"]  # Pi and Hermes: a session of ours started here
     fresh = {e: ran[e] for e in events if e in ran and at - ran[e] < LIVE_S}
     if not fresh:
