@@ -76,6 +76,13 @@ def merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 # -- the project ------------------------------------------------------------------------------------
 
 
+def _has_schema(conn: sqlite3.Connection) -> bool:
+    """A store file another process (a hook's delivery worker) has created but not yet given its
+    tables holds no memory yet; reading it then is "nothing stored", not an error."""
+    row = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'units'").fetchone()
+    return bool(row and row[0])
+
+
 class Project:
     """A tmp project folder with ``.hindsight/config.toml``; makes hosts and reads state files."""
 
@@ -149,6 +156,8 @@ class Project:
             return []
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
+            if not _has_schema(conn):
+                return []
             keys = conn.execute("SELECT bank_id, document_id FROM documents ORDER BY created_at").fetchall()
             return [(str(b), str(d), document_text(conn, b, d) or "") for b, d in keys]
         finally:
@@ -159,7 +168,7 @@ class Project:
             return []
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
-            return list(conn.execute(sql).fetchall())
+            return list(conn.execute(sql).fetchall()) if _has_schema(conn) else []
         finally:
             conn.close()
 
