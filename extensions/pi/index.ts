@@ -136,7 +136,15 @@ export default function hindsight(pi: ExtensionAPI): void {
     await memory.quiet("agentEnd", { messages }, settings.deadlinesMs.agentEnd);
   });
 
-  pi.on("session_shutdown", async () => {
+  pi.on("session_shutdown", async (_event, ctx) => {
+    // A turn whose agent_end found the process down or slow is still in the branch: hand the
+    // branch over once more before the bounded flush, so it is retained now rather than at the
+    // session's next turn, which may never come. The retain cursor makes this a no-op when
+    // every message is already queued.
+    if (memory.ready) {
+      const branch = branchMessages(ctx);
+      if (branch.length > 0) await memory.quiet("agentEnd", { messages: branch }, settings.deadlinesMs.agentEnd);
+    }
     await memory.close();
   });
 }
