@@ -1,12 +1,12 @@
 """Backend benchmarks: the embedded store's recall latency and growth, and retain throughput.
 
-Targets (DESIGN.md "Targets"): embedded recall at 100k units p50 ≤ 50 ms, growth from 10k to
+Targets (docs/design.md#targets): embedded recall at 100k units p50 ≤ 50 ms, growth from 10k to
 100k sublinear (p50 ratio < 10). Printed, never asserted. The recall *quality* target (evidence
 recall@10 vs plain FTS5 bm25 over turns) is measured by ``bench/recall_quality_bench.py``.
 
 Same-run baselines:
 - recall: plain FTS5 bm25 over the same index and bank with no bounding (``ORDER BY rank LIMIT
-  50`` over every match), i.e. what the §15 candidate step costs when every match is ranked;
+  50`` over every match), i.e. what the docs/backends.md#embedded-store candidate step costs when every match is ranked;
 - retain: a bare executemany of the same unit texts into an FTS5 table, no tags/documents.
 
 Corpus: paragraphs of the Python standard library's docstrings (real English and code words),
@@ -184,7 +184,7 @@ def measure_raw_insert(tmp: Path, work: Workload, units: int) -> float:
     return units / elapsed
 
 
-# -- the real Hindsight server (DESIGN.md "flush to a real Hindsight server, batched vs one request
+# -- the real Hindsight server (docs/design.md "flush to a real Hindsight server, batched vs one request
 # per job ≥ 5× jobs/s"), measured beside the embedded store in the same run ------------------------
 
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "hindsight-test-server"

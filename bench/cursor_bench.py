@@ -1,7 +1,7 @@
 """agent_end cursor cost on a 2,500- vs a 100-message transcript with the same new delta.
 
-DESIGN.md target: cost ratio <= 1.5 (cost follows the delta, not the transcript). This times
-the retain-side steps of §6.1 that could scale with the transcript, on a real store file:
+docs/design.md target: cost ratio <= 1.5 (cost follows the delta, not the transcript). This times
+the retain-side steps of docs/retain.md#order that could scale with the transcript, on a real store file:
 
 - cursor: read the store, filter_new, retained_through_index, advance (locked read-modify-write
   with an fsynced atomic replace) — the ratio this script is about;
@@ -67,7 +67,7 @@ def message(i: int) -> dict[str, Any]:
 
 
 def one_agent_end(store: CursorStore, sid: str, messages: list[dict[str, Any]], cfg: RetainConfig) -> dict[str, float]:
-    """§6.1 steps 2, 4, 5 and 8, timed step by step (ms)."""
+    """docs/retain.md#order steps 2, 4, 5 and 8, timed step by step (ms)."""
     marks = [time.perf_counter()]
     memo = FingerprintMemo()
     msgs = drop_injected(messages)

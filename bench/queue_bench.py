@@ -1,6 +1,6 @@
 """Queue benchmarks: durable enqueue vs a plain append+fsync loop, and 8-process lock contention.
 
-Targets (DESIGN.md): durable enqueue reaches >= 0.5 of the throughput of the plainest durable
+Targets (docs/design.md): durable enqueue reaches >= 0.5 of the throughput of the plainest durable
 append one can write (open once, ``write`` + ``fsync`` per line) on the same disk in the same
 run. Both loops write the same lines into the same folder; the runs alternate so disk noise
 hits both alike. Printed, never asserted.

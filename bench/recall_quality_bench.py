@@ -1,6 +1,6 @@
 """Embedded recall quality on a held-out long conversation: evidence recall@10 vs plain FTS5 bm25.
 
-DESIGN.md "Targets": embedded recall quality on a held-out long-conversation benchmark
+docs/design.md#targets: embedded recall quality on a held-out long-conversation benchmark
 (evidence recall@10) ≥ plain FTS5 bm25 over turns + 10 points. Printed, never asserted.
 
 Why synthetic: public long-conversation sets (LoCoMo, LongMemEval) cannot be downloaded here,
@@ -20,7 +20,7 @@ hold its evidence (like LoCoMo's ``evidence`` field):
 
 Held out: the generator, the category mix and the question wording were written before this
 script was first run, from the shape of those public sets, and were not changed after seeing a
-result; the store's ranking constants come from BEHAVIOUR.md §15 and were never tuned on this
+result; the store's ranking constants come from docs/backends.md#embedded-store and were never tuned on this
 set (nothing in ``hindsight_hooks`` reads it). ``--seed`` gives fresh draws of the same shape.
 
 Measured (evidence recall@10 = share of a question's evidence turns among the top 10, averaged):
@@ -32,8 +32,10 @@ Measured (evidence recall@10 = share of a question's evidence turns among the to
 - ``plain FTS5 bm25 over turns`` (the target's baseline): one FTS5 row per turn with FTS5's default
   tokenizer, the question's words (lower-case ``\\w+``, ≥2 chars) quoted and OR-ed,
   ``ORDER BY bm25 LIMIT 10``;
-- ``bm25, same index and terms`` (diagnostic): porter tokenizer and the §15 query terms, bm25
-  only — the difference to the store is what §15's scoring (coverage, recency, importance) adds.
+- ``bm25, same index and terms`` (diagnostic): porter tokenizer and the docs/backends.md#embedded-store query terms,
+bm25
+  only — the difference to the store is what docs/backends.md#embedded-store's scoring (coverage, recency, importance)
+  adds.
 
 Usage: ``python bench/recall_quality_bench.py [--seed N] [--sessions N] [--json]``
 """
@@ -519,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     cats = list(report["store"]["by_category"])
     print(f"  {'':30}{'all':>8}" + "".join(f"{c:>9}" for c in cats))
     for name, label in (
-        ("store", "embedded store (§15)"),
+        ("store", "embedded store (docs/backends.md#embedded-store)"),
         ("hybrid", "store + [semantic] (hybrid)"),
         ("plain_bm25", "plain FTS5 bm25 over turns"),
         ("bm25_same_terms", "bm25, same index and terms"),

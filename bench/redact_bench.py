@@ -3,7 +3,7 @@
 Figures, each printed with its target and a baseline measured in the same run (never asserted):
 
 1. **False positives** — the share of lines of ordinary code that redaction changes. Corpus: the
-   whole standard library plus the installed packages (tests excluded). Target (DESIGN.md): at
+   whole standard library plus the installed packages (tests excluded). Target (docs/design.md): at
    most 1 %. Baseline: the naive rule ADR-009 replaced, "redact any value after a secret name",
    run over the same lines.
 2. **Throughput** — ms per MB of ordinary code redacted in 1 MB texts (a large retained delta

@@ -108,7 +108,7 @@ def make_bank(hindsight_backend: Any) -> Iterator[Callable[..., str]]:
 
     Defaults to ``retain_extraction_mode="verbatim"`` and observations off: with the mock LLM,
     ``concise`` stores prompt boilerplate as facts and consolidation invents observations,
-    so neither would let a test assert on what it stored (DESIGN.md, ADR 010).
+    so neither would let a test assert on what it stored (docs/design.md, ADR 010).
     """
     from hindsight_hooks.backends.base import BankSpec
 

@@ -16,7 +16,7 @@ To add a subcommand::
     register("queue", "show the retain queue", _add_args, _run)
 
 and list ``"hindsight_hooks.cli_queue"`` in :data:`SUBCOMMAND_MODULES`. Every subcommand gets the
-common options of §10 (``--cwd``, ``--session-file``, ``--host-name``, ``--yes``, ``--json``);
+common options of docs/commands.md (``--cwd``, ``--session-file``, ``--host-name``, ``--yes``, ``--json``);
 use :func:`cwd_of` to read ``--cwd``.
 """
 
@@ -96,7 +96,7 @@ def existing_folder(text: str) -> Path:
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """The options every subcommand accepts (BEHAVIOUR.md §10)."""
+    """The options every subcommand accepts (docs/commands.md)."""
     parser.add_argument(
         "--cwd",
         type=existing_folder,

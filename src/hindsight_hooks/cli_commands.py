@@ -10,7 +10,7 @@ in its usage line are joined back into the command's argument string and run thr
 ``recall``, ``retain`` and ``reflect`` call the model-facing tools instead, inside a full
 one-shot session (``session_start`` … ``shutdown``), so a retain is delivered or left safely
 queued exactly as it would be in a host. ``retain on|off`` keeps meaning the
-``/hindsight:retain`` command (§10); ``--memory`` stores those words as a memory instead.
+``/hindsight:retain`` command (docs/commands.md); ``--memory`` stores those words as a memory instead.
 
 Output (ADR-072): the result text on stdout, errors and usage on stderr; ``--json`` prints the
 structured data. Notices below ``warning`` are not shown (see :mod:`cli_ui`). Exit codes: 0 for

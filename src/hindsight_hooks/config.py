@@ -1,4 +1,4 @@
-"""The config loader: TOML files and env vars → one normalised ``Config`` (BEHAVIOUR.md §2).
+"""The config loader: TOML files and env vars → one normalised ``Config`` (docs/configuration.md).
 
 Why this shape: the plugin lives inside other people's processes, so a broken config must
 never raise (invariant 2). Every layer is therefore read into *flat entries*
@@ -9,7 +9,8 @@ never see user input they could reject.
 
 Layers, lowest first: defaults < user file < project file < env. The project file is the one
 a cloned repository controls, so it may not name secrets, code, paths outside the project
-(§2.1) or banks to read beyond its own (ADR-063). Decisions the spec leaves open are recorded
+(docs/configuration.md#sources-and-safety) or banks to read beyond its own (ADR-063). Decisions the spec leaves open are
+recorded
 in ``adr/004-config-format-and-layering.md``.
 """
 
@@ -75,7 +76,7 @@ PROJECT_NARROW_ONLY: dict[str, Any] = {
 }
 PROJECT_REFUSED = "may not be set by the project file (ignored); set it in your user config"
 
-#: §3.6 observation-scope placeholders.
+#: docs/identity-and-scope.md#observation-scopes observation-scope placeholders.
 SCOPE_PLACEHOLDERS = ("{repoKey}", "{sessionId}", "{cwdHash}", "{projectBankId}", "{bankId}", "{hostName}")
 
 _TOOL_FILTERS = frozenset({"retain.tool_filter.tool_call", "retain.tool_filter.tool_result"})
@@ -524,7 +525,7 @@ def _read_toml(path: Path) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _env_value(key: str, raw: str) -> Any:
-    """Parse one env value: TOML first, falling back to the raw string (§2.3).
+    """Parse one env value: TOML first, falling back to the raw string (docs/configuration.md#environment).
 
     Keys holding strings keep the raw text unless it is a quoted TOML string, so
     ``…BANK_ID=123`` is the bank ``"123"`` and not a type error.
@@ -563,7 +564,8 @@ def _env_entries(env: Mapping[str, str], warns: _Warnings) -> list[_Entry]:
             continue
         key = ".".join(segments)
         _flatten(key, _env_value(key, env[name]), name, out, warns)
-    # §2.3: a bank id from env also switches the bank on / to manual, unless env says otherwise.
+    # docs/configuration.md#environment: a bank id from env also switches the bank on / to manual, unless env says
+    # otherwise.
     keys = {e.key for e in out}
     implied: list[_Entry] = []
     for bank_key, flag_key, flag_value in (
@@ -621,7 +623,8 @@ def _layer_entries(entries: list[_Entry], source: str, warns: _Warnings) -> list
 
 
 def _project_may_not_set(entry: _Entry) -> bool:
-    """Secrets, code and read-widening bank keys stay with the user (§2.1, ADR-004, ADR-063).
+    """Secrets, code and read-widening bank keys stay with the user (docs/configuration.md#sources-and-safety, ADR-004,
+    ADR-063).
 
     A narrow-only key passes only with its narrowing value (``banks.user.enabled = false``); a
     reverted entry (a bad table shape) is dropped too, so the user's own value stays.
@@ -699,7 +702,7 @@ def _apply(state: _State, entries: list[_Entry], source: str, warns: _Warnings) 
 
 
 def _cross_key_rules(state: _State, warns: _Warnings) -> None:
-    """Rules that look at more than one key, applied once to the merged values (§2.2)."""
+    """Rules that look at more than one key, applied once to the merged values (docs/configuration.md#normalisation)."""
     v, src = state.values, state.sources
     # Preamble fallbacks: an explicit generic preamble stands in for unset specific ones.
     for specific in ("recall.project_query_preamble", "recall.user_query_preamble"):

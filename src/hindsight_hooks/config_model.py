@@ -1,4 +1,4 @@
-"""The configuration schema: every key of BEHAVIOUR.md §2.4 with its default.
+"""The configuration schema: every key of docs/configuration.md#keys with its default.
 
 These models hold *normalised* values only; ``config.py`` turns files and env into them,
 reverting any bad value to its default with a warning. Keys are the snake_case forms of

@@ -1,4 +1,4 @@
-"""How a host's own session id names a session of ours (ADR-081 §2), in one place.
+"""How a host's own session id names a session of ours (ADR-081 docs/configuration.md), in one place.
 
 The plugin derives a session's sid (its cursor, mode, tags and live document) from the
 session *file* it is given. Hosts that run us as hook commands (Claude Code, Codex, Gemini

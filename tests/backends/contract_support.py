@@ -54,7 +54,7 @@ def item(
     tags: list[str] | None = None,
     context: str = "hindsight-hooks contract test",
 ) -> dict[str, Any]:
-    """One retain item in the wire shape both backends take (BEHAVIOUR.md §14)."""
+    """One retain item in the wire shape both backends take (docs/backends.md#hindsight-server)."""
     out: dict[str, Any] = {"content": content, "context": context, "document_id": document_id, "update_mode": mode}
     if tags is not None:
         out["tags"] = list(tags)

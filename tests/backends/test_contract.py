@@ -6,7 +6,8 @@ test server, one fresh bank per use). The queue, hooks, commands and tools never
 backend is active, so any difference in these semantics would be a bug in one of them — or, for
 the few listed at the end, a difference the spec sanctions (ADR 016).
 
-Covered (BEHAVIOUR.md §3.4, §3.5, §14, §15): tag_groups semantics (the §15 table, and/or/not,
+Covered (docs/identity-and-scope.md#tags, docs/identity-and-scope.md#scope-filters, docs/backends.md#hindsight-server,
+docs/backends.md#embedded-store): tag_groups semantics (the docs/backends.md#embedded-store table, and/or/not,
 AND-ed lists, a property test against the table), project-scope isolation in one bank,
 append/replace document semantics, bank isolation, effectively-once redelivery by
 ``operation_id``, max_tokens/budget, no-match queries, error kinds, ``ensure_bank``, reflect.
@@ -123,7 +124,7 @@ def _leaf(tags: list[str], match: str) -> dict[str, Any]:
     return {"tags": tags, "match": match}
 
 
-# (filter, expected markers), written from the §15 table by hand, not computed.
+# (filter, expected markers), written from the docs/backends.md#embedded-store table by hand, not computed.
 TAG_TABLE: list[tuple[str, list[dict[str, Any]], set[str]]] = [
     ("any_strict one tag", [_leaf(["repo:a"], "any_strict")], {"alpha", "delta"}),
     ("any_strict other repo", [_leaf(["repo:b"], "any_strict")], {"beta"}),
@@ -171,7 +172,8 @@ def test_tag_groups_follow_the_table(backend: ContractBackend) -> None:
 
 
 def test_project_scope_isolates_two_repos_in_one_bank(backend: ContractBackend) -> None:
-    """§3.5: the project filter ``any_strict repo:<key>`` sees its repo only — not the other
+    """docs/identity-and-scope.md#scope-filters: the project filter ``any_strict repo:<key>`` sees its repo only — not
+    the other
     repo's memories and not untagged ones — even when they share every word."""
     bank = backend.bank()
     backend.retain(
@@ -197,7 +199,8 @@ def test_project_scope_isolates_two_repos_in_one_bank(backend: ContractBackend) 
     }
 
 
-# Random filters over a small tag alphabet, checked against the §15 table (tag_groups.py's pure
+# Random filters over a small tag alphabet, checked against the docs/backends.md#embedded-store table (tag_groups.py's
+# pure
 # evaluator). ``{tags: [], match: "any"}`` is left out: the server and the spec's table disagree
 # on it (see test_spec_sanctioned_differences) and no caller of ours sends it.
 ALPHABET = ["repo:a", "repo:b", "x"]
@@ -280,7 +283,8 @@ def test_banks_never_see_each_other(backend: ContractBackend) -> None:
 
 
 def test_redelivery_with_the_same_operation_id_is_applied_once(backend: ContractBackend) -> None:
-    """§14/§16.1: the queue resends a job with its id as ``operation_id``; with async delivery
+    """docs/backends.md#hindsight-server/docs/design.md#crash-safety: the queue resends a job with its id as
+    ``operation_id``; with async delivery
     (the default) the resend must not store the job twice — an append would show it."""
     bank = backend.bank()
     job_id = op_id()
@@ -326,7 +330,7 @@ def test_a_query_that_matches_nothing_returns_no_hits(backend: ContractBackend) 
 
 def test_recall_on_an_unknown_bank_is_not_found(backend: ContractBackend) -> None:
     """Hindsight answers 404 → ``not_found``; the queue/status read that kind as "re-ensure the
-    bank" (§7.6). A store that silently answered "no memories" would hide a wrong bank id."""
+    bank" (docs/queue.md#retries). A store that silently answered "no memories" would hide a wrong bank id."""
     bank = backend.unused_bank_id()
     with pytest.raises(BackendError) as caught:
         backend.impl.recall(bank, RecallRequest(query="zorblax"), timeout_s=REQUEST_TIMEOUT_S)
@@ -398,13 +402,15 @@ def test_reflect_returns_text(backend: ContractBackend) -> None:
 def test_spec_sanctioned_differences(backend: ContractBackend) -> None:
     bank = _store_tagged(backend, TAGGED_UNITS)
     local = backend.name == "local"
-    # 1. {tags: [], match: "any"}: §15's table says "every unit"; the server means "untagged only".
+    # 1. {tags: [], match: "any"}: docs/backends.md#embedded-store's table says "every unit"; the server means "untagged
+    # only".
     empty_any = words_of(backend.texts(bank, "zorblax lantern", tag_groups=[_leaf([], "any")]), 1)
     assert empty_any == (ALL_MARKERS if local else {"gamma"})
-    # 2. max_tokens=0: §15 "always at least one"; the server returns none.
+    # 2. max_tokens=0: docs/backends.md#embedded-store "always at least one"; the server returns none.
     zero = backend.hits(bank, "zorblax lantern", max_tokens=0)
     assert len(zero) == (1 if local else 0)
-    # 3. A query without word characters: §15 "no terms → no results"; the server refuses it (422).
+    # 3. A query without word characters: docs/backends.md#embedded-store "no terms → no results"; the server refuses it
+    # (422).
     if local:
         assert backend.hits(bank, "?! ...") == []
     else:

@@ -1,4 +1,5 @@
-"""``append`` on the embedded store: §15 semantics, and work that follows the delta (ADR-050).
+"""``append`` on the embedded store: docs/backends.md#embedded-store semantics, and work that follows the delta
+(ADR-050).
 
 A live session is one ``append`` document that grows every turn. These tests pin what every
 append must leave behind (all units carry the latest tags and metadata; the document's text is

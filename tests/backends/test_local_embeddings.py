@@ -82,4 +82,4 @@ def test_broken_embedder_never_costs_a_memory(tmp_path: Path) -> None:
     backend.retain_batch("b", [item("plain lexical fact", "d", timestamp=iso_from_epoch(T0))], operation_id="op")
     assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 0
     hits = backend.recall("b", RecallRequest(query="lexical")).hits
-    assert [(h.text, h.score) for h in hits] == [("plain lexical fact", 0.95)]  # plain §15 formula
+    assert [(h.text, h.score) for h in hits] == [("plain lexical fact", 0.95)]  # the plain lexical formula

@@ -1,4 +1,5 @@
-"""§15 ranking on real SQLite files: score formula, order, coverage, budget, types, recency, scope."""
+"""docs/backends.md#embedded-store ranking on real SQLite files: score formula, order, coverage, budget, types, recency,
+scope."""
 
 from __future__ import annotations
 
@@ -144,7 +145,8 @@ def test_repeated_stem_counts_once_for_coverage(tmp_path: Path) -> None:
 
 def test_identical_shown_text_is_one_hit_and_the_limit_fills_with_others(tmp_path: Path) -> None:
     # A transcript repeats routine lines; each copy is its own unit with the same bm25. Recall must
-    # not spend its limit on copies that §5.5 would drop anyway (same key: case and spacing ignored).
+    # not spend its limit on copies that docs/recall.md#quality-filter would drop anyway (same key: case and spacing
+    # ignored).
     backend = make(tmp_path, Clock(T0))
     copies = ["deploy finished and green", "Deploy  finished and GREEN", "deploy finished and green"]
     others = ["the deploy of the ledger failed twice", "rollback after the deploy"]

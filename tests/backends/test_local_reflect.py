@@ -1,4 +1,4 @@
-"""Local reflect: recall + the §11.4 sandwich, character for character."""
+"""Local reflect: recall + the docs/tools.md#hindsight_reflect sandwich, character for character."""
 
 from __future__ import annotations
 

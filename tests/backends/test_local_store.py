@@ -1,4 +1,4 @@
-"""The embedded store's writes and file handling on real SQLite files (BEHAVIOUR.md §15)."""
+"""The embedded store's writes and file handling on real SQLite files (docs/backends.md#embedded-store)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit derivation without a model (BEHAVIOUR.md §15 steps 2-3), pure and through the store."""
+"""Unit derivation without a model (docs/backends.md#embedded-store steps 2-3), pure and through the store."""
 
 from __future__ import annotations
 

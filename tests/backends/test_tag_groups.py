@@ -1,6 +1,7 @@
-"""Hindsight tag-group semantics (BEHAVIOUR.md §3.5, §15): the pure evaluator.
+"""Hindsight tag-group semantics (docs/identity-and-scope.md#scope-filters, docs/backends.md#embedded-store): the pure
+evaluator.
 
-Every row of the §15 table, the empty-list edge cases, composition, validation, and a
+Every row of the docs/backends.md#embedded-store table, the empty-list edge cases, composition, validation, and a
 property test against a deliberately naive reference written here with set algebra.
 """
 

@@ -1,4 +1,5 @@
-"""§2.1/§2.3: sources, precedence, deep merge, env parsing."""
+"""docs/configuration.md#sources-and-safety/docs/configuration.md#environment: sources, precedence, deep merge, env
+parsing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§2.2: a bad value reverts to its default with a warning naming the key and the file."""
+"""docs/configuration.md#normalisation: a bad value reverts to its default with a warning naming the key and the
+file."""
 
 from __future__ import annotations
 

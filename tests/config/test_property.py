@@ -51,7 +51,8 @@ def _defaults(node: dict[str, Any], prefix: str) -> None:
 _defaults(dump_config(Config()), "")
 assert set(DEFAULTS) == set(ANN)
 
-# Keys whose final value depends on other keys (§2.2 cross-key rules): not round-trip checked.
+# Keys whose final value depends on other keys (docs/configuration.md#normalisation cross-key rules): not round-trip
+# checked.
 COUPLED = {"banks.project.derive", "banks.user.enabled", "recall.project_query_preamble", "recall.user_query_preamble"}
 
 
@@ -199,7 +200,7 @@ def expected(key: str, v: Any) -> Any:
 
 
 def _filter_reverted(key: str, bad: set[str]) -> bool:
-    """A bad half of a tool filter reverts the whole filter (§2.2)."""
+    """A bad half of a tool filter reverts the whole filter (docs/configuration.md#normalisation)."""
     if ".tool_filter." not in key:
         return False
     table = key.rsplit(".", 1)[0]

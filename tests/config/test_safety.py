@@ -1,4 +1,5 @@
-"""§2.1: project-file restrictions, legacy aliases and parse errors; api-key rules; resolve helpers."""
+"""docs/configuration.md#sources-and-safety: project-file restrictions, legacy aliases and parse errors; api-key rules;
+resolve helpers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§3.1–§3.4 and §3.7: slugs, bank ids, session/document ids, tags, identity, missions."""
+"""docs/identity-and-scope.md#repo-root–docs/identity-and-scope.md#tags and docs/identity-and-scope.md#missions: slugs,
+bank ids, session/document ids, tags, identity, missions."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def h(s: str, n: int) -> str:
         ("!!!", "repo"),
         ("ÄÖÜ", "repo"),
         ("a" * 60, "a" * 48),
-        ("a" * 47 + "-b", "a" * 47 + "-"),  # cut after the trim, exactly as §3.1 orders it
+        ("a" * 47 + "-b", "a" * 47 + "-"),  # cut after the trim (docs/identity-and-scope.md#repo-root)
     ],
 )
 def test_slug(raw: str, expected: str) -> None:

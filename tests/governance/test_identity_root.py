@@ -1,4 +1,4 @@
-"""§3.1: the repo root, with real git repositories made in tmp_path."""
+"""docs/identity-and-scope.md#repo-root: the repo root, with real git repositories made in tmp_path."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§7.8 redaction: one example per rule, the code that must survive, and the false-positive rate."""
+"""docs/governance.md#redaction: one example per rule, the code that must survive, and the false-positive
+rate."""
 
 from __future__ import annotations
 

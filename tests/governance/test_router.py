@@ -1,4 +1,4 @@
-"""§9.5: router signals, routes, confidence, writes, reasons, targets, safety notes, missions."""
+"""docs/governance.md#router: router signals, routes, confidence, writes, reasons, targets, safety notes, missions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§3.5 scope filters (incl. exact folding) and §3.6 observation scopes."""
+"""docs/identity-and-scope.md#scope-filters: (incl. exact folding) and
+docs/identity-and-scope.md#observation-scopes observation scopes."""
 
 from __future__ import annotations
 

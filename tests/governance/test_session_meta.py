@@ -1,4 +1,5 @@
-"""§9.1–§9.4: the session meta file, fail-closed reads, setters, tags and the effective mode."""
+"""docs/governance.md#session-meta–docs/governance.md#next-opt-out: the session meta file, fail-closed reads, setters,
+tags and the effective mode."""
 
 from __future__ import annotations
 
@@ -279,7 +280,7 @@ def test_unknown_mode_is_refused() -> None:
 
 # -- effective mode -------------------------------------------------------------------------------------
 
-# (mode, recall_mode, retain_mode, retained) -> (recall, retain), written out from §9.2's rules.
+# (mode, recall_mode, retain_mode, retained) -> (recall, retain), written out from docs/governance.md#modes's rules.
 EFFECTIVE = [
     ("normal", "normal", "normal", True, True, True),
     ("normal", "normal", "normal", False, True, False),

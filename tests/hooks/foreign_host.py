@@ -2,7 +2,7 @@
 
 Run as a script in a child process (``python foreign_host.py <project-dir>``). It never imports
 ``hindsight_hooks``: it declares the six hookspecs itself (same project name, same argument
-names, as DESIGN.md publishes them), loads whatever the ``agent_hooks`` entry-point group offers,
+names, as docs/design.md publishes them), loads whatever the ``agent_hooks`` entry-point group offers,
 builds its own duck-typed ``ctx`` and UI, and drives one retain-then-recall conversation. It
 prints one JSON report on stdout for the test to check, and exits 0 unless the host itself broke.
 """

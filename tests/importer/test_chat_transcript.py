@@ -1,4 +1,4 @@
-"""Chat / gateway transcripts: kept kinds, text extraction, provenance, the document (§12)."""
+"""Chat / gateway transcripts: kept kinds, text extraction, provenance, the document (docs/import.md)."""
 
 from __future__ import annotations
 

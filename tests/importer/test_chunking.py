@@ -1,4 +1,4 @@
-"""Curated chunking: whole turns, bounded by turns and bytes, inclusive ranges (§12 "Modes" 4)."""
+"""Curated chunking: whole turns, bounded by turns and bytes, inclusive ranges (docs/import.md "Modes" 4)."""
 
 from __future__ import annotations
 

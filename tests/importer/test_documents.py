@@ -1,4 +1,4 @@
-"""Import documents: content, hash, ids, tags, metadata, modes and profiles (§12 "Document")."""
+"""Import documents: content, hash, ids, tags, metadata, modes and profiles (docs/import.md "Document")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The import commands at their edges: missing and empty folders, bad paths, damaged and cut-off
-session files, foreign sessions, and the §12 confirmation declined.
+session files, foreign sessions, and the docs/import.md confirmation declined.
 
 Everything runs through the real ``Host`` + plugin on the embedded store; "nothing written" is
 checked on disk (no queue, manifest or checkpoint file, no stored unit) and "nothing lost" by
@@ -257,7 +257,7 @@ def test_foreign_session_is_refused_by_every_command(
     _assert_nothing_written(project, open_backend, bank)
 
 
-# -- the §12 confirmation ------------------------------------------------------------------------------------
+# -- the docs/import.md confirmation -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", IMPORT_COMMANDS)

@@ -1,4 +1,4 @@
-"""An import killed with SIGKILL after its first delivery resumes where it stopped (§12 "Checkpoint").
+"""An import killed with SIGKILL after its first delivery resumes where it stopped (docs/import.md "Checkpoint").
 
 The import runs in a real child process whose UI stalls on the first progress notice (which
 the runner sends right after recording that delivery); the parent kills it with SIGKILL at

@@ -1,4 +1,4 @@
-"""Parsing Pi session files into a tree: headers, leaves, branches, bad lines (§12 "Parsing")."""
+"""Parsing Pi session files into a tree: headers, leaves, branches, bad lines (docs/import.md "Parsing")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Manifest and checkpoint files: shape, atomic private writes, corrupt files set aside (§12)."""
+"""Manifest and checkpoint files: shape, atomic private writes, corrupt files set aside (docs/import.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared set-up for the slash-command and tool tests (BEHAVIOUR.md §9–§11).
+"""Shared set-up for the slash-command and tool tests (docs/governance.md–docs/tools.md).
 
 Every test drives the plugin only through the ``Host`` harness (``Host.command``,
 ``Host.call_tool``, ``Host.complete`` and the hooks), in a project folder under ``tmp_path``
@@ -275,7 +275,8 @@ def store_locked(db: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def sid_of(kit: Kit, session: str = "main") -> str:
-    """The session id the plugin derives for ``kit.session_file(session)`` (BEHAVIOUR.md §3.3)."""
+    """The session id the plugin derives for ``kit.session_file(session)``
+    (docs/identity-and-scope.md#session-and-document-ids)."""
     from hindsight_hooks.governance.identity import session_id
 
     return session_id(kit.session_file(session), Path(os.path.realpath(kit.root)))

@@ -1,4 +1,4 @@
-"""``/hindsight:doctor`` through ``Host.command`` (BEHAVIOUR.md §10 "Doctor checks", "--fix").
+"""``/hindsight:doctor`` through ``Host.command`` (docs/commands.md "Doctor checks", "--fix").
 
 One ok/warn/fail line per check; every non-ok line says what to do; no content ever; ``--fix``
 repairs what is safe and reports each action, moving corrupt files aside instead of deleting.

@@ -1,4 +1,5 @@
-"""Queue, flush, last-recall, recall-cleanup and init commands through ``Host.command`` (§10, §13).
+"""Queue, flush, last-recall, recall-cleanup and init commands through ``Host.command`` (docs/commands.md,
+docs/commands.md#hindsightrecall-cleanup).
 
 Failures are real: the embedded store's write lock held by another process, or the Hindsight
 URL pointed at a closed loopback port; queue files are read back from disk.
@@ -89,7 +90,7 @@ def test_queue_report_when_empty_and_bad_arguments(kit: Kit) -> None:
 
 
 def test_dead_letters_are_reported_requeued_and_flushed(kit: Kit) -> None:
-    # Dead only after max_attempts AND dead_letter_after_ms since the first failure (§7.6).
+    # Dead only after max_attempts AND dead_letter_after_ms since the first failure (docs/queue.md#retries).
     kit.configure(sections={"queue": {"max_attempts": 2, "dead_letter_after_ms": 1}})
     content = "Dead letter content about the billing service."
     host, failing = outage(kit)

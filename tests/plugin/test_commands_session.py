@@ -1,4 +1,4 @@
-"""Session governance commands through ``Host.command`` (BEHAVIOUR.md §9, §10), on both backends.
+"""Session governance commands through ``Host.command`` (docs/governance.md, docs/commands.md), on both backends.
 
 ``/hindsight:session``, ``:mode``, ``:retain``, ``:next-opt-out``, ``:tag``, ``:route`` and the
 status report; argument completion; bad arguments (a warning that shows the usage); a corrupt

@@ -1,4 +1,4 @@
-"""Retain cursor v3 (§6.2), the pure parts: fingerprints, chains, filter_new, through, advance."""
+"""Retain cursor v3 (docs/retain.md#cursor), the pure parts: fingerprints, chains, filter_new, through, advance."""
 
 from __future__ import annotations
 
@@ -383,7 +383,7 @@ def test_through_index_without_ids_or_with_odd_values() -> None:
 
 
 def spec_filter_new(msgs: list[dict[str, Any]], c: CursorState) -> list[int]:
-    """§6.2 filter_new transcribed literally: full chain check, then the slow path."""
+    """docs/retain.md#cursor filter_new transcribed literally: full chain check, then the slow path."""
     n = len(msgs)
     fps = [fingerprint(m) for m in msgs]
     if c.index < n and chain(fps, c.index) == c.chain_hash:
@@ -424,7 +424,7 @@ def test_same_verdict_as_the_literal_spec_on_the_spec_domain(
     n: int, at: float, ids: bool, ops: list[tuple[Any, ...]]
 ) -> None:
     """Whenever the transcript still shares a message with the tail at the tail's own
-    positions (the spec's assumption), filter_new returns exactly what §6.2 returns — while
+    positions (the spec's assumption), filter_new returns exactly what docs/retain.md#cursor returns — while
     hashing only the tail instead of the whole prefix for the fast path."""
     base = transcript(n, ids=ids)
     state = cursor_over(base, int(at * (n - 1)))

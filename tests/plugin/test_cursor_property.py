@@ -1,4 +1,4 @@
-"""Stateful property tests of the cursor through the agent_end algorithm (§6.1 steps 4–8).
+"""Stateful property tests of the cursor through the agent_end algorithm (docs/retain.md#order steps 4–8).
 
 Hosts pass growing transcripts whole, as suffix windows, or only the new part, sometimes with
 an injected recall block; the plugin restarts (a new CursorStore on the same file). In an
@@ -86,7 +86,7 @@ class _Transcripts(RuleBasedStateMachine):
         return passed
 
     def run_agent_end(self, passed: list[dict[str, Any]], enqueue_ok: bool = True) -> list[dict[str, Any]] | None:
-        """§6.1 steps 2, 4, 5, 7, 8; returns the retained delta (None if the enqueue failed)."""
+        """docs/retain.md#order steps 2, 4, 5, 7, 8; returns the retained delta (None if the enqueue failed)."""
         msgs = drop_injected(passed)
         memo = FingerprintMemo()
         delta = [msgs[i] for i in filter_new(msgs, self.store.get(SID), memo=memo)]

@@ -1,4 +1,4 @@
-"""The persistent cursor store (§6.2 Persistence/Reading): real files, real child processes."""
+"""The persistent cursor store (docs/retain.md#cursor Persistence/Reading): real files, real child processes."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def transcript(n: int, start: int = 0) -> list[dict[str, Any]]:
 
 
 def agent_end(store: CursorStore, sid: str, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """§6.1 steps 4, 5 and 8 (enqueue assumed to succeed); returns the retained delta."""
+    """docs/retain.md#order steps 4, 5 and 8 (enqueue assumed to succeed); returns the retained delta."""
     memo = FingerprintMemo()
     delta = [msgs[i] for i in filter_new(msgs, store.get(sid), memo=memo)]
     through = retained_through_index(msgs, delta, memo=memo)

@@ -1,4 +1,5 @@
-"""Outages and shutdown through the ``Host`` harness only (BEHAVIOUR.md §4 step 4, §5.1, §6.6, §8).
+"""Outages and shutdown through the ``Host`` harness only (docs/session-start.md step 4, docs/recall.md#gates,
+docs/retain.md#delivery, docs/shutdown.md).
 
 A server that is down must cost one bounded wait, not one per bank per turn; shutdown is bounded
 by jobs and by time, reports leftovers once, and keeps them on disk for the next session. The
@@ -191,7 +192,7 @@ def test_shutdown_flush_is_bounded_by_jobs_and_keeps_the_rest_on_disk(tmp_path: 
 def test_shutdown_with_three_queued_jobs_and_max_two_sends_two_and_keeps_the_third(
     tmp_path: Path, isolated: Path
 ) -> None:
-    """§8 step 2, exactly: only the shutdown flush runs (retain is off in this session, so no timer
+    """docs/shutdown.md step 2, exactly: only the shutdown flush runs (retain is off in this session, so no timer
     and no startup flush), and it stops at ``shutdown_flush_max_jobs``."""
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
     _queue_without_a_store(project, 3)

@@ -1,4 +1,4 @@
-"""Mental models through the ``Host`` harness only (BEHAVIOUR.md §4 step 5, §5.9).
+"""Mental models through the ``Host`` harness only (docs/session-start.md step 5, docs/recall.md#mental-models).
 
 On the real Hindsight test server: seeds are created only where missing (an existing model is
 never modified), visible models render inside the block, and ``agent_end`` refreshes them after

@@ -1,4 +1,4 @@
-"""Automatic recall through the ``Host`` harness only (BEHAVIOUR.md §5, §6.1 step 2).
+"""Automatic recall through the ``Host`` harness only (docs/recall.md, docs/retain.md#order step 2).
 
 What the model sees is ``Host.context``'s return value; what got retained is read back from the
 real SQLite store and the real queue file. The slow-server cases use real loopback sockets: a

@@ -1,4 +1,4 @@
-"""Automatic retain through the ``Host`` harness only (BEHAVIOUR.md §6.1, §6.2, §9).
+"""Automatic retain through the ``Host`` harness only (docs/retain.md#order, docs/retain.md#cursor, docs/governance.md).
 
 Each retained message becomes one unit in the embedded store, so "retained exactly once" is
 read straight from the real SQLite file: one unit per marker. Hosts differ in what they hand to
@@ -238,7 +238,8 @@ def test_next_opt_out_survives_a_restart_until_a_run_consumes_it(local_project: 
 def test_failed_closed_session_meta_turns_memory_off_with_one_warning(local_project: Project) -> None:
     with local_project.host("seed") as seed:
         seed.agent_end(exchange(1))
-    # §3.3: the sid is hash16 of the absolute session file; §9.1: an unknown mode fails closed
+    # docs/identity-and-scope.md#session-and-document-ids: the sid is hash16 of the absolute session file;
+    # docs/governance.md#session-meta: an unknown mode fails closed
     sid = hashlib.sha256(os.path.abspath(local_project.session_file("s1")).encode()).hexdigest()[:16]
     meta = local_project.state / "session-meta" / f"{sid}.json"
     meta.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +255,8 @@ def test_failed_closed_session_meta_turns_memory_off_with_one_warning(local_proj
 
 
 def test_a_refused_enqueue_keeps_the_cursor_so_nothing_is_lost(local_project: Project) -> None:
-    """§6.1 step 7: the queue refuses the job (back-pressure); the cursor stays, a later run retains it."""
+    """docs/retain.md#order step 7: the queue refuses the job (back-pressure); the cursor stays, a later run retains
+    it."""
     local_project.configure({"queue": {"max_active_bytes": 200}}, replace=False)
     ui = RecordingUI()
     with local_project.host(ui=ui) as host:

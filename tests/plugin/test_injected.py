@@ -1,4 +1,4 @@
-"""The injected-message predicate (§5.8) and the block stripper used by explicit retain."""
+"""The injected-message predicate (docs/recall.md#injection) and the block stripper used by explicit retain."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The retain projection (§6.3): content selectors, tool filters, images, stripping, timestamps."""
+"""The retain projection (docs/retain.md#projection): content selectors, tool filters, images, stripping, timestamps."""
 
 from __future__ import annotations
 

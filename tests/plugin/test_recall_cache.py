@@ -1,4 +1,4 @@
-"""The recall cache (BEHAVIOUR.md §5.2): key, first-seen timestamp reuse, TTL, LRU, no all-failed entries."""
+"""The recall cache (docs/recall.md#cache): key, first-seen timestamp reuse, TTL, LRU, no all-failed entries."""
 
 from __future__ import annotations
 

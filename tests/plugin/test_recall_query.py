@@ -1,4 +1,4 @@
-"""Query composition (BEHAVIOUR.md §5.3) and reading recall responses (§5.4)."""
+"""Query composition (docs/recall.md#query) and reading recall responses (docs/recall.md#per-bank-recall)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The recall block: quality filter, rendering, escaping, injection, mental models (§5.5-§5.9)."""
+"""The recall block: quality filter, rendering, escaping, injection, mental models
+(docs/recall.md#quality-filter-docs/recall.md#mental-models)."""
 
 from __future__ import annotations
 
@@ -121,7 +122,7 @@ def test_models_come_before_banks() -> None:
     assert "</mental_models>\n\nBank: a\n1. x\n</hindsight-memory>" in rendered
 
 
-# --- escaping (§5.7) ------------------------------------------------------------------------------
+# --- escaping (docs/recall.md#escaping) ------------------------------------------------------------------------------
 
 
 def test_escape_neutralises_structural_tags() -> None:
@@ -246,7 +247,7 @@ def test_recalled_text_cannot_break_out_of_the_block(
         assert ln == "" or ln[0] in " \t" or ours.match(ln), ln
 
 
-# --- quality filter (§5.5) ------------------------------------------------------------------------
+# --- quality filter (docs/recall.md#quality-filter) -------------------------------------------------------------------
 
 
 def test_quality_filter_drops_blank_contaminated_and_duplicates_across_banks() -> None:
@@ -281,7 +282,7 @@ def test_quality_filter_keeps_mid_text_mentions_of_the_tag_name() -> None:
     assert len(out[0].hits) == 1
 
 
-# --- injection (§5.8) -----------------------------------------------------------------------------
+# --- injection (docs/recall.md#injection) -----------------------------------------------------------------------------
 
 
 def _msgs(n: int) -> list[dict[str, object]]:
@@ -320,7 +321,7 @@ def test_empty_render_injects_nothing() -> None:
     assert out is not msgs
 
 
-# --- mental models (§5.9 Render) ------------------------------------------------------------------
+# --- mental models (docs/recall.md#mental-models Render) --------------------------------------------------------------
 
 
 def test_mental_models_exact_small_render() -> None:

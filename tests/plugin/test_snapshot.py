@@ -1,4 +1,4 @@
-"""The last-recall snapshot (BEHAVIOUR.md §5.10): rule, contents, redaction, atomic 0600 write."""
+"""The last-recall snapshot (docs/recall.md#status-and-snapshot): rule, contents, redaction, atomic 0600 write."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The status-line formatter (BEHAVIOUR.md §4 "Status line")."""
+"""The status-line formatter (docs/session-start.md "Status line")."""
 
 from __future__ import annotations
 

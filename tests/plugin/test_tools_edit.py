@@ -1,4 +1,4 @@
-"""``memory_edit`` through ``Host.call_tool`` (BEHAVIOUR.md §11.5): local store only.
+"""``memory_edit`` through ``Host.call_tool`` (docs/tools.md#memory_edit): local store only.
 
 Ids come from what ``hindsight_recall`` printed, as a model would use them. Updated content
 goes through the same write policy as retain (recalled blocks out, secrets redacted).

@@ -76,7 +76,7 @@ def test_an_unopenable_store_queues_the_memory_durably_and_says_so(local_project
     with local_project.host(ui=ui) as host:
         host.agent_end(exchange(1))
         result = host.call_tool("hindsight_retain", {"items": [{"content": "explicit fact k7k about the parser"}]})
-    # the write did not happen (an error result, §11.1), but the memory is queued, not dropped
+    # the write did not happen (an error result, docs/tools.md#hindsight_retain), but the memory is queued, not dropped
     assert result.text.startswith("1 memory queued."), result.text
     assert "store is unavailable" in result.text and "stays queued" in result.text
     assert result.details["queued"] is True and result.details["stored"] == 0

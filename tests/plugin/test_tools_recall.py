@@ -1,4 +1,4 @@
-"""``hindsight_recall`` and ``hindsight_reflect`` through ``Host.call_tool`` (BEHAVIOUR.md §11.3–11.4).
+"""``hindsight_recall`` and ``hindsight_reflect`` through ``Host.call_tool`` (docs/tools.md#hindsight_recall–11.4).
 
 The texts are the seeds' (003 recall, 002 reflect) per backend, checked character for
 character: Hindsight bullets ``- <text> [<type>] (<mentioned_at>)``, local bullets

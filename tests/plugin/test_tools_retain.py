@@ -1,4 +1,5 @@
-"""``hindsight_retain`` and ``hindsight_retain_global`` through ``Host.call_tool`` (BEHAVIOUR.md §11.1–11.2).
+"""``hindsight_retain`` and ``hindsight_retain_global`` through ``Host.call_tool``
+(docs/tools.md#hindsight_retain–11.2).
 
 Outputs are the seed's per backend (seed 000): "<n> memories queued." on Hindsight, "<n> memories
 stored." on the embedded store, except that a failed local write says so instead of claiming
@@ -292,7 +293,7 @@ def test_async_hindsight_retain_is_acknowledged_and_lands(hs_kit: Kit) -> None:
     assert kit.texts(kit.project_bank) == ["Async explicit retain lands later."]
 
 
-# -- governance gates (§9.2) ------------------------------------------------------------------------
+# -- governance gates (docs/governance.md#modes) -----------------------------------------------------------------------
 
 
 def test_read_only_asks_before_each_explicit_write(kit: Kit) -> None:

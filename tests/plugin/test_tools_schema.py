@@ -1,4 +1,4 @@
-"""Tool registration, JSON schemas and argument validation (BEHAVIOUR.md §11 "Params").
+"""Tool registration, JSON schemas and argument validation (docs/tools.md "Params").
 
 Schemas come from the pydantic models; invalid arguments never reach a backend and come back
 as one error naming the field. Empty ``and``/``or`` tag groups are refused up front because

@@ -1,4 +1,4 @@
-"""Diagnostics (§7.9) and requeueing dead letters: counts and ids only, never content."""
+"""Diagnostics (docs/queue.md#diagnostics) and requeueing dead letters: counts and ids only, never content."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Enqueue (§7.4): durable appends, bank_head, back-pressure, coalescing, closing, the cheap index."""
+"""Enqueue (docs/queue.md#enqueue): durable appends, bank_head, back-pressure, coalescing, closing, the cheap index."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Flush (§7.5, §7.6): claim/deliver/commit, limits, per-bank stops, failure handling, results."""
+"""Flush (docs/queue.md#flush, docs/queue.md#retries): claim/deliver/commit, limits, per-bank stops, failure handling,
+results."""
 
 from __future__ import annotations
 

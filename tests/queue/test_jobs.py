@@ -1,4 +1,4 @@
-"""Job schema (§7.2): the writer's strict checks and the reader's minimal validity rule."""
+"""Job schema (docs/queue.md#job-schema): the writer's strict checks and the reader's minimal validity rule."""
 
 from __future__ import annotations
 

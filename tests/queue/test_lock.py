@@ -1,4 +1,5 @@
-"""The queue lock (§7.3): in-process mutex + filelock's OS lock, bounded waits, owner record, soft fallback."""
+"""The queue lock (docs/queue.md#locking): in-process mutex + filelock's OS lock, bounded waits, owner record, soft
+fallback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Failure classes and backoff (§7.6), and outcome parsing (§7.7)."""
+"""Failure classes and backoff (docs/queue.md#retries), and outcome parsing (docs/queue.md#outcomes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Receipts (§6.7): one per delivered item, newest first, deduplicated, capped, content-free."""
+"""Receipts (docs/retain.md#receipts): one per delivered item, newest first, deduplicated, capped, content-free."""
 
 from __future__ import annotations
 

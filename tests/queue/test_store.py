@@ -1,4 +1,5 @@
-"""Queue files (§7.1, §7.2): tolerant/strict readers, durable appends, quarantine, rewrites, summarize."""
+"""Queue files (docs/queue.md#files, docs/queue.md#job-schema): tolerant/strict readers, durable appends, quarantine,
+rewrites, summarize."""
 
 from __future__ import annotations
 

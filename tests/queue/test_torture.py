@@ -3,7 +3,7 @@
 Afterwards every acknowledged item is delivered (once drained) or still queued, every file
 parses or has had its bad lines quarantined, and no job id is ever twice in the active file.
 
-Scale: the default run is the DESIGN.md target, >= 200 kills and >= 10,000 acknowledged items
+Scale: the default run is the docs/design.md target, >= 200 kills and >= 10,000 acknowledged items
 (~15-40 s here, depending on how busy the shared disk's fsync is). ``HH_TORTURE_SCALE``
 multiplies the item target and, above 1, the kill target too (``0.2`` for a quick run, ``5`` for
 a long one).

@@ -2,7 +2,7 @@
 
 One protocol, two implementations with the same semantics (the Hindsight HTTP server and
 the embedded SQLite store), so the queue, hooks, commands and tools never care which one
-is active. Items travel in the Hindsight wire shape (BEHAVIOUR.md §14): plain dicts with
+is active. Items travel in the Hindsight wire shape (docs/backends.md#hindsight-server): plain dicts with
 ``content``, ``context``, ``document_id``, ``update_mode``, ``tags``, ``metadata``, ...
 """
 
@@ -70,7 +70,8 @@ MEMORY_ITEM_FIELDS: tuple[str, ...] = (
     "entities",
     "strategy",
 )
-"""The fields of one retain item, in their canonical order (Hindsight's ``MemoryItem``, §14).
+"""The fields of one retain item, in their canonical order (Hindsight's ``MemoryItem``,
+docs/backends.md#hindsight-server).
 The queue writes items in this order and a backend forwards only these, so queue bookkeeping
 or a future job field never reaches a server by accident."""
 
@@ -113,7 +114,7 @@ class RecallRequest:
 
 def same_text_key(text: str) -> str:
     """When two memories read as the same to whoever is shown them: lower-cased text with its
-    whitespace collapsed (BEHAVIOUR.md §5.5's duplicate rule). The plugin's quality filter, the
+    whitespace collapsed (docs/recall.md#quality-filter's duplicate rule). The plugin's quality filter, the
     recall tool's merge and the embedded store's ranking (ADR 055) must agree on it."""
     return " ".join(text.lower().split())
 

@@ -1,4 +1,4 @@
-"""Our own thin client for a Hindsight 1.1.0 server (BEHAVIOUR.md §14), as a ``MemoryBackend``.
+"""Our own thin client for a Hindsight 1.1.0 server (docs/backends.md#hindsight-server), as a ``MemoryBackend``.
 
 Imported only when the hindsight backend is chosen, so ``httpx`` loads only then.
 

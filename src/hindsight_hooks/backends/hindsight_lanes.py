@@ -1,7 +1,7 @@
 """Abandonable HTTP exchanges: a request the caller can walk away from at once, closing its socket.
 
 Why this exists: auto-recall runs every bank in parallel under one deadline and the host's
-abort signal (BEHAVIOUR.md §5.4). httpx's sync API blocks the calling thread until the
+abort signal (docs/recall.md#per-bank-recall). httpx's sync API blocks the calling thread until the
 server answers or a timeout fires, and its timeouts are per phase, not per call, so neither
 an abort nor a hard deadline can be honoured from inside the call.
 

@@ -35,7 +35,7 @@ def bank_path(bank_id: str, *rest: str) -> str:
 
 
 def omit_none(data: dict[str, Any]) -> dict[str, Any]:
-    """``None`` fields are omitted from every request (§14)."""
+    """``None`` fields are omitted from every request (docs/backends.md#hindsight-server)."""
     return {k: v for k, v in data.items() if v is not None}
 
 
@@ -70,7 +70,7 @@ def retain_body(items: list[dict[str, Any]], operation_id: str, async_: bool) ->
 
 
 def recall_body(req: RecallRequest) -> dict[str, Any]:
-    """``POST /memories/recall`` body per §5.4; ``tags``/``tags_match`` are never sent."""
+    """``POST /memories/recall`` body per docs/recall.md#per-bank-recall; ``tags``/``tags_match`` are never sent."""
     body: dict[str, Any] = {"query": req.query, "budget": req.budget, "max_tokens": int(req.max_tokens)}
     if req.types:
         body["types"] = list(req.types)
@@ -84,7 +84,8 @@ def recall_body(req: RecallRequest) -> dict[str, Any]:
 
 
 def reflect_body(req: ReflectRequest, *, fold_context: bool = False) -> dict[str, Any]:
-    """``POST /reflect`` body. ``fold_context`` moves a context into the query (§14 fallback)."""
+    """``POST /reflect`` body. ``fold_context`` moves a context into the query (docs/backends.md#hindsight-server
+    fallback)."""
     context = req.context if isinstance(req.context, str) and req.context.strip() else None
     query = req.query
     if context is not None and fold_context:
@@ -135,7 +136,7 @@ def _fact_text(fact: Any) -> str | None:
 
 
 def parse_recall_payload(payload: Any) -> list[MemoryHit]:
-    """Read recall hits from any response shape the server family has used (§5.4).
+    """Read recall hits from any response shape the server family has used (docs/recall.md#per-bank-recall).
 
     Results come from ``results``, else ``memories``, else a bare array; an item's text is
     ``text``, else ``content``, else its JSON; evidence is ``source_fact_ids`` resolved
@@ -188,7 +189,7 @@ def parse_recall_payload(payload: Any) -> list[MemoryHit]:
 
 
 def parse_retain_outcome(payload: Any) -> RetainOutcome:
-    """Aggregates of a retain response (§7.7); a missing body or fields give an empty outcome."""
+    """Aggregates of a retain response (docs/queue.md#outcomes); a missing body or fields give an empty outcome."""
     out = RetainOutcome()
     if not isinstance(payload, dict):
         return out
@@ -224,7 +225,8 @@ def parse_retain_outcome(payload: Any) -> RetainOutcome:
 
 
 def classify_status(status: int) -> ErrorKind:
-    """HTTP status → error kind (§14). The queue maps ``not_found`` to transient itself."""
+    """HTTP status → error kind (docs/backends.md#hindsight-server). The queue maps ``not_found`` to transient
+    itself."""
     if status in (401, 403):
         return "auth"
     if status == 404:

@@ -1,8 +1,9 @@
-"""The embedded memory store: one SQLite file with FTS5, no server, no model (BEHAVIOUR.md §15).
+"""The embedded memory store: one SQLite file with FTS5, no server, no model (docs/backends.md#embedded-store).
 
 ``LocalBackend`` implements the ``MemoryBackend`` protocol with the server's semantics where
 they matter to callers — banks that never see each other, documents with ``replace``/``append``,
-Hindsight ``tag_groups``, effectively-once delivery by ``operation_id`` — and the §15 ranking.
+Hindsight ``tag_groups``, effectively-once delivery by ``operation_id`` — and the docs/backends.md#embedded-store
+ranking.
 It also offers what ``memory_edit`` and ``doctor`` need (get/list/update/forget/invalidate,
 ``quick_check``).
 
@@ -435,7 +436,7 @@ class LocalBackend:
         end = None if timeout is None else time.monotonic() + timeout
         if not self._semantic.wait_ready(timeout):
             return False
-        self._worker.notify([])
+        self._worker.hurry()
         return self._worker.wait_idle(None if end is None else max(0.0, end - time.monotonic()))
 
     def backfill(self, stop: threading.Event | None = None) -> Iterator[tuple[int, int]]:
@@ -496,7 +497,8 @@ class LocalBackend:
         timeout_s: float | None = None,
         signal: threading.Event | None = None,
     ) -> RecallResult:
-        """§15 ranking over one bank: FTS candidates that pass the filters, scored, cut to budget.
+        """docs/backends.md#embedded-store ranking over one bank: FTS candidates that pass the filters, scored, cut to
+        budget.
 
         An unknown bank is ``not_found`` (as the server's 404), so callers re-ensure it instead
         of reading "no memories". A query without terms finds nothing.
@@ -661,7 +663,8 @@ class LocalBackend:
         timeout_s: float | None = None,
         signal: threading.Event | None = None,
     ) -> ReflectResult:
-        """§11.4 on the local backend: recall, then the Top/Supporting/Recent sandwich. No LLM."""
+        """docs/tools.md#hindsight_reflect on the local backend: recall, then the Top/Supporting/Recent sandwich. No
+        LLM."""
         recalled = self.recall(
             bank_id,
             RecallRequest(

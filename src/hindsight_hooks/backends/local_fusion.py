@@ -1,11 +1,13 @@
-"""Hybrid scoring: lexical and vector candidates fused by reciprocal rank, then §15's other signals (ADR 117).
+"""Hybrid scoring: lexical and vector candidates fused by reciprocal rank, then docs/backends.md#embedded-store's other
+signals (ADR 117).
 
 With the ``[semantic]`` extra a candidate may come from the bm25 search, from the vector search,
 or from both. Their raw scores are not comparable (bm25 is unbounded and depends on the query's
 words; cosine between averaged token vectors sits in a narrow band that differs per query), so
 each list contributes by *rank*: ``rrf = 1/(K + lexical rank) + 1/(K + vector rank)``, the usual
 reciprocal rank fusion with ``K = 60``, a unit missing from a list contributing nothing for it.
-``rrf`` is normalised so the best candidate has 1, and then takes the place of ``fts`` in the §15
+``rrf`` is normalised so the best candidate has 1, and then takes the place of ``fts`` in the
+docs/backends.md#embedded-store
 formula, so importance and recency weigh as they do without vectors:
 ``score = round((0.8·rel + 0.2·importance)·(0.7 + 0.3·exp(-age_h/72)), 4)``.
 

@@ -1,4 +1,4 @@
-"""The local store's scoring, coverage, order and budget rules (BEHAVIOUR.md §15 "Ranking").
+"""The local store's scoring, coverage, order and budget rules (docs/backends.md#embedded-store "Ranking").
 
 Pure functions over already-fetched candidates, so every rule can be checked by hand:
 
@@ -9,7 +9,7 @@ Pure functions over already-fetched candidates, so every rule can be checked by 
   (a unit newer than the reference time counts as age 0);
 - coverage: with ≥3 terms, a unit that FTS matched on fewer than 25 % of the terms is dropped;
 - order by score, then newer ``created_at``, then id; skip a unit showing the same text as a
-  better-placed one (§5.5's duplicate key, ADR 055); take while ``ceil(chars/4)`` fits
+  better-placed one (docs/recall.md#quality-filter's duplicate key, ADR 055); take while ``ceil(chars/4)`` fits
   ``max_tokens`` — always at least one — up to ``limit``.
 """
 
@@ -91,7 +91,8 @@ def term_keys(terms: Sequence[str]) -> list[frozenset[str]]:
 
 
 def covers_enough(matched: frozenset[str], keys: Sequence[frozenset[str]]) -> bool:
-    """§15 coverage: with ≥3 terms, at least 25 % of them must be among the matched stems."""
+    """docs/backends.md#embedded-store coverage: with ≥3 terms, at least 25 % of them must be among the matched
+    stems."""
     if len(keys) < COVERAGE_MIN_TERMS:
         return True
     covered = sum(1 for key in keys if key and key <= matched)
@@ -120,7 +121,7 @@ def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
 
     A transcript repeats itself ("Done. All tests pass locally." in many sessions); each copy is
     its own unit with the same bm25 rank, so without this one phrase can fill most of ``limit``
-    — and §5.5 then drops the copies, leaving the agent fewer memories than it asked for.
+    — and docs/recall.md#quality-filter then drops the copies, leaving the agent fewer memories than it asked for.
     """
     seen: set[str] = set()
     for cand in ordered:

@@ -1,4 +1,4 @@
-"""The local backend's reflect: recall plus a fixed "sandwich" layout, no LLM (BEHAVIOUR.md §11.4).
+"""The local backend's reflect: recall plus a fixed "sandwich" layout, no LLM (docs/tools.md#hindsight_reflect).
 
 The Hindsight server synthesises an answer; the embedded store can only arrange what recall
 found, in a shape that puts the strongest facts first.

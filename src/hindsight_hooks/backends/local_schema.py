@@ -1,6 +1,6 @@
 """The embedded store's file: opening it safely, its schema, migrations and error mapping.
 
-Safety rules (BEHAVIOUR.md §15, DESIGN.md "Files on disk"):
+Safety rules (docs/backends.md#embedded-store, docs/design.md "Files on disk"):
 
 - A file we cannot read as *our* database — random bytes, someone else's SQLite file, or a
   schema newer than this code — is reported with a clear, permanent error naming the path and
@@ -269,7 +269,7 @@ def prepare_file(path: Path) -> None:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode (we issue BEGIN ourselves) with the §15 settings."""
+    """A connection in autocommit mode (we issue BEGIN ourselves) with the docs/backends.md#embedded-store settings."""
     try:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error as exc:

@@ -20,7 +20,7 @@ runs are dropped (Thai vowel and tone marks, emoji variation selectors), on both
 Query terms made here carry ``MARK`` in front, so they travel through the same ``list[str]`` as
 the word terms: :func:`expression` turns one into its FTS5 match expression (restricted to the
 ``script_terms`` column) and :func:`literal` gives the text whose presence in a unit means the
-term is covered (the §15 coverage rule checks it by substring on :func:`normal_text`).
+term is covered (the docs/backends.md#embedded-store coverage rule checks it by substring on :func:`normal_text`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Query terms, FTS5 match expressions and a Python twin of FTS5's ``porter unicode61`` tokenizer.
 
-The local store ranks with SQLite FTS5 (BEHAVIOUR.md §15). Two things need to see text the
+The local store ranks with SQLite FTS5 (docs/backends.md#embedded-store). Two things need to see text the
 way FTS5 sees it without asking SQLite row by row:
 
 - the query terms (lower-case ``\\w+`` tokens minus stop words and 1-char tokens, at most 12),
@@ -46,7 +46,8 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 
 
 def query_terms(query: str) -> list[str]:
-    """The §15 terms: distinct lower-case ``\\w+`` tokens, no stop words or 1-char tokens, ≤12.
+    """The docs/backends.md#embedded-store terms: distinct lower-case ``\\w+`` tokens, no stop words or 1-char tokens,
+    ≤12.
 
     Tokens made only of underscores are dropped too: FTS5 would tokenize them to nothing.
     "Distinct" is as the porter index sees them (ADR 055): a token whose stems equal an earlier

@@ -1,4 +1,4 @@
-"""Turning one retained item into searchable units, without a model (BEHAVIOUR.md §15 step 2-3).
+"""Turning one retained item into searchable units, without a model (docs/backends.md#embedded-store step 2-3).
 
 The Hindsight server extracts facts with an LLM; the embedded store cannot, so it keeps the
 words and makes them findable: a transcript (a JSON array of host messages, or an import
@@ -29,7 +29,7 @@ Origin = Literal["explicit", "transcript", "import"]
 
 @dataclass(frozen=True)
 class UnitAttributes:
-    """The §15 step-3 table: what kind of memory a unit is, by where it came from."""
+    """The docs/backends.md#embedded-store step-3 table: what kind of memory a unit is, by where it came from."""
 
     type: str
     source: str

@@ -1,6 +1,6 @@
 """Optional dense vectors for the local store: float32 blobs via ``array``, cosine in pure Python.
 
-Embeddings are never required (BEHAVIOUR.md §15): an embedder is any object with
+Embeddings are never required (docs/backends.md#embedded-store): an embedder is any object with
 ``embed(texts) -> list[list[float]]``. Vectors are stored unit-normalised, so cosine
 similarity is a dot product; no numpy, no SQLite extension.
 """

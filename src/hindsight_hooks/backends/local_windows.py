@@ -1,6 +1,6 @@
 """Turn windows for search: a reply is found by its prompt, shown as itself (ADR 052).
 
-The store keeps one unit per message (BEHAVIOUR.md §15 step 2), which is what recall shows.
+The store keeps one unit per message (docs/backends.md#embedded-store step 2), which is what recall shows.
 But a reply alone is often unfindable: "Use 4821; the lower ones are taken" answers "what port
 should the billing service use?" without repeating a single word of it. The issue asks for
 transcripts split into retrievable *turn windows*, so the reply is indexed with its prompt in
@@ -10,7 +10,7 @@ still ranks first):
 - a turn starts at a run of ``user`` units (as in the importer's chunking); its *reply* is the
   run of units that follows, up to the next change of role (the message that answers);
 - each reply unit's search context gets the prompt's searchable terms that the reply itself
-  lacks (stop words and 1-char tokens dropped as in the §15 query terms, one copy per Porter
+  lacks (stop words and 1-char tokens dropped as in the docs/backends.md#embedded-store query terms, one copy per Porter
   stem), from at most ``TURN_CHARS`` of the prompt (the head of a message names its topic);
 - user units, tool results and later messages of the turn get nothing.
 

@@ -1,6 +1,6 @@
 """Writing one retain batch into the local store (inside the caller's transaction).
 
-Document semantics follow the server (BEHAVIOUR.md §15 step 4): ``replace`` deletes the
+Document semantics follow the server (docs/backends.md#embedded-store step 4): ``replace`` deletes the
 document's units before the new ones go in; ``append`` adds units, extends the document's text
 and makes the latest tags and metadata apply to *every* unit of the document. Items of one
 batch that share a document all stay: the first ``replace`` clears what was stored before the

@@ -1,6 +1,7 @@
 """Hindsight ``tag_groups``: validation and a pure evaluator for one unit's tag set.
 
-Scope isolation depends on these rules being exactly the server's (BEHAVIOUR.md §3.5, §15),
+Scope isolation depends on these rules being exactly the server's (docs/identity-and-scope.md#scope-filters,
+docs/backends.md#embedded-store),
 so they live in one small module that both the local store and the tools can use: the local
 backend compiles the same rules to SQL (``local_query.tag_groups_sql``) and the tests hold the
 two implementations to each other.
@@ -70,7 +71,8 @@ def _validate(group: object, path: str, depth: int) -> dict[str, Any]:
 
 
 def match_leaf(unit_tags: Collection[str], tags: Sequence[str], match: str) -> bool:
-    """One leaf against one unit's tag set (the §15 table, including the empty-list cases)."""
+    """One leaf against one unit's tag set (the docs/backends.md#embedded-store table, including the empty-list
+    cases)."""
     have = unit_tags if isinstance(unit_tags, set | frozenset) else set(unit_tags)
     untagged = not have
     if match == "any_strict":

@@ -1,6 +1,6 @@
 """The chat host's transcript on disk, in the Pi session format (JSONL, version 3).
 
-Why Pi's format: the importer (BEHAVIOUR.md §12) reads Pi session files, so a conversation held
+Why Pi's format: the importer (docs/import.md) reads Pi session files, so a conversation held
 in ``hindsight-hooks chat`` can later be imported like any Pi session, and Pi's own tools can
 read ours. Line 1 is the header ``{"type":"session","version":3,"id","timestamp","cwd"}``; each
 message is one ``{"type":"message","id","parentId","timestamp","message"}`` entry whose
@@ -101,7 +101,7 @@ def read_session(path: Path) -> ParsedSession:
     version = header.get("version")
     if version not in (2, SESSION_VERSION):
         raise SessionFileError(f"{path} is a version {version!r} session file; only versions 2 and 3 can be resumed")
-    # Walk the branch that ends at the last entry, crossing non-message entries (§12 "Tree").
+    # Walk the branch that ends at the last entry, crossing non-message entries (docs/import.md "Tree").
     chain: list[Message] = []
     seen: set[str] = set()
     cursor = last_id

@@ -1,6 +1,6 @@
 """Who we are and where memory may go: repo root, bank ids, session ids, tags and scope filters.
 
-Everything here is a pure function of paths, config and the host name (BEHAVIOUR.md §3), so
+Everything here is a pure function of paths, config and the host name (docs/identity-and-scope.md), so
 two processes in the same repository always agree on the bank, the repo tag and the filters:
 that agreement is what keeps project memory inside its project. The only I/O is one bounded
 ``git rev-parse`` per cwd per process (memoised) and reading directory entries for the
@@ -42,7 +42,8 @@ _SLUG_RUNS = re.compile(r"[^a-z0-9]+")
 def slug(s: str) -> str:
     """Lower-case, runs outside ``[a-z0-9]`` → ``-``, trim ``-``, keep 48 chars; empty → ``repo``.
 
-    The cut happens after the trim, exactly as §3.1 orders it, so ids stay byte-identical to
+    The cut happens after the trim, exactly as docs/identity-and-scope.md#repo-root orders it, so ids stay
+    byte-identical to
     other implementations of the same rule (a cut may leave a trailing ``-``).
     """
     out = _SLUG_RUNS.sub("-", s.lower()).strip("-")[:48]
@@ -128,7 +129,7 @@ def _walk_for_dotgit(cwd: Path) -> Path | None:
 
 
 def find_repo_root(cwd: Path) -> Path:
-    """The repository root of ``cwd`` (§3.1), computed once per cwd per process.
+    """The repository root of ``cwd`` (docs/identity-and-scope.md#repo-root), computed once per cwd per process.
 
     Linked worktrees resolve to the main worktree and subfolders to their toplevel, so every
     checkout of one repository shares one bank; a submodule is its own repository.
@@ -162,7 +163,7 @@ def repo_key(root: Path) -> str:
 
 
 def project_bank_id(cfg_bank: BankConfig, root: Path, cwd: Path) -> str | None:
-    """The project bank (§3.2); ``None`` when the project bank is disabled.
+    """The project bank (docs/identity-and-scope.md#bank-ids); ``None`` when the project bank is disabled.
 
     ``derive="manual"`` with an empty ``bank_id`` (normalisation should prevent it) falls back to
     the repo derivation rather than to "no bank", so a half-set config never widens scope.
@@ -198,7 +199,8 @@ def process_uuid() -> str:
 
 
 def session_id(session_file: Path | None, cwd: Path) -> str:
-    """The 16-hex sid (§3.3): a hash of the absolute session file, else an ephemeral per-process id.
+    """The 16-hex sid (docs/identity-and-scope.md#session-and-document-ids): a hash of the absolute session file, else
+    an ephemeral per-process id.
 
     An absolute path always starts with ``/``, so no file — not even one named
     ``ephemeral:<cwd>`` — can collide with the ephemeral form.
@@ -299,7 +301,7 @@ class Identity:
         return base_tags(self.host, self.repo_key, self.sid, session_tags)
 
     def observation_values(self, bank_id: str) -> dict[str, str]:
-        """The §3.6 placeholder values for a job that targets ``bank_id``."""
+        """The docs/identity-and-scope.md#observation-scopes placeholder values for a job that targets ``bank_id``."""
         return {
             "repoKey": self.repo_key,
             "sessionId": self.sid,
@@ -363,7 +365,8 @@ def compose_tool_groups(
     tags_match: str | None,
     caller_groups: list[TagGroup] | None,
 ) -> list[TagGroup]:
-    """The filter a tool sends (§3.5): scope group(s), the caller's tag leaf, the caller's groups.
+    """The filter a tool sends (docs/identity-and-scope.md#scope-filters): scope group(s), the caller's tag leaf, the
+    caller's groups.
 
     With ``tags_match="exact"`` the scope leaf and the caller leaf fold into one exact leaf:
     AND-ing two different exact sets (or ``any_strict`` with ``exact``) could never match. When
@@ -402,7 +405,8 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 def validate_observation_scopes(scopes: object) -> list[list[str]]:
-    """Check the config shape (§2.2/§3.6); raise ``ValueError`` naming what is wrong."""
+    """Check the config shape (docs/configuration.md#normalisation/docs/identity-and-scope.md#observation-scopes); raise
+    ``ValueError`` naming what is wrong."""
     if not isinstance(scopes, list) or not scopes:
         raise ValueError("observations.scopes must be a non-empty list of tag lists")
     out: list[list[str]] = []
@@ -488,7 +492,8 @@ BUILTIN_MISSIONS: dict[BankRole, dict[str, str]] = {
 
 
 def bank_spec(cfg: Config, role: BankRole | str) -> BankSpec:
-    """What a bank is created with (§3.7); used only at creation, never to modify a bank."""
+    """What a bank is created with (docs/identity-and-scope.md#missions); used only at creation, never to modify a
+    bank."""
     if role == "project":
         bank, builtin = cfg.banks.project, BUILTIN_MISSIONS["project"]
     elif role == "user":

@@ -1,6 +1,6 @@
 """Secret redaction: the one module every writer calls before anything touches disk or network.
 
-Patterns follow BEHAVIOUR.md §7.8; ADR-009 records the judgement calls. ``redact_text`` is
+Patterns follow docs/governance.md#redaction; ADR-009 records the judgement calls. ``redact_text`` is
 applied to retained content when ``retain.redact_secrets`` is on, and *always* to errors,
 diagnostics, receipts, snapshots, notices and logs.
 

@@ -1,4 +1,4 @@
-"""The memory router (BEHAVIOUR.md §9.5, ADR-002): which bank a candidate memory belongs in.
+"""The memory router (docs/governance.md#router, ADR-002): which bank a candidate memory belongs in.
 
 A transparent keyword classifier, not a model: every decision lists the signals that made it,
 so a user can see why `/hindsight:route` suggested what it did. It only *suggests* unless
@@ -130,7 +130,8 @@ def route_memory(
     global_mission: str = "",
     tags: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The full decision dict of §9.5. ``project_bank``/``user_bank`` = ``None`` when unavailable."""
+    """The full decision dict of docs/governance.md#router. ``project_bank``/``user_bank`` = ``None`` when
+    unavailable."""
     c = classify(content, context, project_mission, global_mission)
     wanted: list[str] = []
     if mode == "router":

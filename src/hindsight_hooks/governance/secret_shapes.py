@@ -1,4 +1,4 @@
-"""Redaction rules for secrets recognisable by their shape alone (BEHAVIOUR.md §7.8, ADR-009).
+"""Redaction rules for secrets recognisable by their shape alone (docs/governance.md#redaction, ADR-009).
 
 PEM blocks, ``Bearer`` credentials, vendor keys, JWTs, cookie headers, URL userinfo and
 secret-named query parameters. Vendor prefixes are distinctive enough to need no left word

@@ -1,6 +1,6 @@
 """Session meta: the per-session governance record, and what it means for recall and retain.
 
-The file ``.hindsight/session-meta/<sid>.json`` (BEHAVIOUR.md §9) is the user's say over one
+The file ``.hindsight/session-meta/<sid>.json`` (docs/governance.md) is the user's say over one
 session: ignore it, make it read-only, switch retain off, skip the next run, add tags. It
 *fails closed*: a file we cannot read or trust means "no recall, no retain" until a setter
 rewrites it, because guessing "normal" would leak a session the user asked us to ignore.
@@ -108,7 +108,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_tag(tag: object) -> str:
-    """The tag as stored (trimmed), or ``TagError`` with the reason (§9.3)."""
+    """The tag as stored (trimmed), or ``TagError`` with the reason (docs/governance.md#setters-and-tags)."""
     if not isinstance(tag, str):
         raise TagError("a tag must be text")
     t = tag.strip()
@@ -158,7 +158,7 @@ def check_mode(mode: str) -> Mode:
 
 
 def apply_mode(meta: SessionMeta, mode: str) -> SessionMeta:
-    """§9.3 ``set_mode``.
+    """docs/governance.md#setters-and-tags ``set_mode``.
 
     ``normal``/``read-only`` switch recall back on; ``ignored`` changes only the mode, so a later
     ``normal`` restores what was there. ``normal`` on a fail-closed record also restores retain,
@@ -190,7 +190,7 @@ def apply_consume_next_opt_out(meta: SessionMeta) -> SessionMeta:
 
 @dataclass(frozen=True)
 class Effective:
-    """What the record allows right now (§9.2). ``retain`` ignores next-opt-out on purpose."""
+    """What the record allows right now (docs/governance.md#modes). ``retain`` ignores next-opt-out on purpose."""
 
     recall: bool
     retain: bool
@@ -377,7 +377,7 @@ class SessionMetaStore:
         with contextlib.suppress(OSError):
             os.chmod(self.path, 0o600)
 
-    # The §9.3 setters; each returns the record as written.
+    # The docs/governance.md#setters-and-tags setters; each returns the record as written.
     def set_mode(self, mode: str) -> SessionMeta:
         check_mode(mode)
         return self.update(lambda m: apply_mode(m, mode))

@@ -57,7 +57,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 def session_file_for_id(cwd: Path, session_id: str) -> Path:
     """The never-written file that names session ``session_id`` of the project at ``cwd``.
 
-    The sid of a session is a hash of its file's path (§3.3), so this is what makes the same id
+    The sid of a session is a hash of its file's path (docs/identity-and-scope.md#session-and-document-ids), so this is
+    what makes the same id
     the same session in every process: the CLI's default session is ``cli``.
     """
     return cwd / CLI_SESSION_FILE.parent / f"{session_id}.jsonl"

@@ -1,4 +1,4 @@
-"""Importing past sessions into memory (BEHAVIOUR.md §12).
+"""Importing past sessions into memory (docs/import.md).
 
 The pure half parses files and builds documents; the runner half writes them through the
 durable queue and keeps a manifest and a checkpoint so a re-run is cheap and an interrupted
@@ -13,7 +13,7 @@ run resumes. Module map:
   what the hooks retained, through the session's own retain cursor (ADR-110);
 * ``chunking`` — curated turns and byte-bounded chunks;
 * ``quality`` — the ``strict`` profile's noise filter;
-* ``documents`` — the §12 document (content, hash, context, tags, metadata);
+* ``documents`` — the docs/import.md document (content, hash, context, tags, metadata);
 * ``manifest`` / ``checkpoint`` — the two state files;
 * ``queue_ops`` — stale / identical queued jobs and "is it still queued?";
 * ``sources``, ``claude_sources``, ``codex_sources``, ``discovery`` — which files belong to this

@@ -1,4 +1,4 @@
-"""Chat and gateway transcripts: JSONL event logs with no session header (BEHAVIOUR.md §12).
+"""Chat and gateway transcripts: JSONL event logs with no session header (docs/import.md).
 
 Chat gateways (a bot on a messaging channel, a web chat) log events, not a conversation
 tree: the person's messages, the agent's replies, process ends, and a stream of UI updates.

@@ -1,4 +1,4 @@
-"""The import checkpoint: the state of the current run, document by document (BEHAVIOUR.md §12).
+"""The import checkpoint: the state of the current run, document by document (docs/import.md).
 
 ``{version:1, run_id, source_file, bank_id, session_id, cwd, include_branches, import_mode,
 tool_results, import_quality_profile?, update_mode, started_at, updated_at,

@@ -1,4 +1,4 @@
-"""Curated chunking: turns grouped into documents of bounded size (BEHAVIOUR.md §12 "Modes" 4).
+"""Curated chunking: turns grouped into documents of bounded size (docs/import.md "Modes" 4).
 
 One document per whole session would be too big to extract well and would be re-processed
 entirely whenever one word changed; one per message loses the question/answer context. A

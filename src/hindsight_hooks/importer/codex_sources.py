@@ -4,7 +4,7 @@ Codex CLI writes every session, whatever its folder, to
 ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl`` (``$CODEX_HOME`` defaults
 to ``~/.codex``), and the rollout's first line, ``session_meta``, records the folder it ran in
 (``payload.cwd``). So discovery walks that tree and keeps the rollouts whose recorded folder
-belongs to this project (§12 "Belonging", as for Pi sessions). The tree holds every project's
+belongs to this project (docs/import.md "Belonging", as for Pi sessions). The tree holds every project's
 sessions: the others are not ours to report and are passed over silently, as is a rollout
 whose ``session_meta`` cannot be read (nothing says whose it is; ``import-file`` can still take
 it by name).

@@ -1,6 +1,6 @@
 """``import-project-sessions``: this project's sessions, wherever each agent keeps them.
 
-Three places, each with its own rule for "this project's" (§12 "Belonging" everywhere: the
+Three places, each with its own rule for "this project's" (docs/import.md "Belonging" everywhere: the
 folder a session recorded is this project's cwd or lies inside its root):
 
 * Pi and chat sessions beside the current session file (:func:`~.sources.discover`);

@@ -1,11 +1,11 @@
-"""Session branches → import documents, exactly as BEHAVIOUR.md §12 "Document" lays them out.
+"""Session branches → import documents, exactly as docs/import.md "Document" lays them out.
 
 Everything that ends up in memory is decided here, as a pure function of the parsed file and
 the settings, so a preview shows byte for byte what an import would send, and a re-import of
 an unchanged file produces the same ids and the same content hashes (that is what makes a
 re-run skip what is already in memory). Three modes:
 
-* ``curated`` — injected recall blocks dropped, then turns chunked and projected (§6.3) with
+* ``curated`` — injected recall blocks dropped, then turns chunked and projected (docs/retain.md#projection) with
   the import's tool-result policy; ``strict`` also drops noisy successful tool results;
 * ``raw`` — the whole branch as one document, without injected blocks;
 * ``forensic`` — the same, keeping injected blocks (the caller warns).

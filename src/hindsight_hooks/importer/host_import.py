@@ -10,7 +10,7 @@ keyed by the sid the hooks use (a hash of ``<cwd>/.hindsight/sessions/<session i
 reader, with injected blocks dropped as ``agent_end`` drops them). ADR-110.
 
 * An import sends only the messages the cursor does not cover yet, as ordinary import
-  documents (§12: curated chunks, tags, manifest, checkpoint, preview), whose ``session:``
+  documents (docs/import.md: curated chunks, tags, manifest, checkpoint, preview), whose ``session:``
   tag is the hooks' sid. Once every document is durably queued, it moves the cursor over
   them, so a later ``Stop`` of that session (a resumed session) retains only what is new.
 * Documents are named by their place in the whole branch (``chunk-<i>-<start>-<end>``) and by

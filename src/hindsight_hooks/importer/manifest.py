@@ -1,4 +1,4 @@
-"""The import manifest: what has been delivered, by document (BEHAVIOUR.md §12 "Manifest").
+"""The import manifest: what has been delivered, by document (docs/import.md "Manifest").
 
 ``{version:1, imports:{<document id>:{document_id, bank_id, source_file, imported_at,
 content_hash, message_count, leaf_id, session_id, cwd, include_branches, import_mode,

@@ -1,4 +1,4 @@
-"""Pi session files (JSONL, versions 1–3) as a tree of entries (BEHAVIOUR.md §12 "Parsing").
+"""Pi session files (JSONL, versions 1–3) as a tree of entries (docs/import.md "Parsing").
 
 A Pi session is append-only: every entry (message, model change, thinking-level change,
 compaction, custom data, label, ...) names its ``parentId``, so going back in the conversation

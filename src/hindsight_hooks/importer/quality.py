@@ -1,4 +1,4 @@
-"""The ``strict`` import profile: drop successful tool results that are noise (BEHAVIOUR.md §12 3).
+"""The ``strict`` import profile: drop successful tool results that are noise (docs/import.md 3).
 
 Old sessions are full of tool output nobody will ask about again: progress and status lines,
 empty results, huge listings, and the same command run five times. Memory extraction pays

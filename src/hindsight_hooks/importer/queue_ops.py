@@ -1,4 +1,4 @@
-"""What the import needs from the durable queue beyond ``enqueue`` (BEHAVIOUR.md §12 "Delivery").
+"""What the import needs from the durable queue beyond ``enqueue`` (docs/import.md "Delivery").
 
 Before enqueueing a document, the import looks for a queued job that already carries it:
 

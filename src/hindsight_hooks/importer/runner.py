@@ -1,4 +1,4 @@
-"""Preview and import (BEHAVIOUR.md §12 "Delivery", "Preview", "A real import").
+"""Preview and import (docs/import.md "Delivery", "Preview", "A real import").
 
 A *plan* is one source file's documents plus the bank they go to. The preview is computed
 from plans alone and writes nothing. A real import asks first (unless the caller already

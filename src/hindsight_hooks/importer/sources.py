@@ -1,4 +1,4 @@
-"""Which session files may be imported here (BEHAVIOUR.md §12 "Sources" and "Belonging").
+"""Which session files may be imported here (docs/import.md "Sources" and "Belonging").
 
 Imports write to the *project* bank, so a session recorded in another repository must never
 land there: that would leak one project's memory into another's recall. A file belongs when

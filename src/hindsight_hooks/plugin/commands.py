@@ -1,4 +1,4 @@
-"""Slash commands (BEHAVIOUR.md §10): what a person types inside their host.
+"""Slash commands (docs/commands.md): what a person types inside their host.
 
 Handlers return ``CommandResult(text, level, data)`` and never raise: failures become
 ``error`` (redacted), bad arguments a ``warning`` with the usage line. The same catalog backs
@@ -615,7 +615,7 @@ def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         return _usage("/hindsight:route <text>")
     from ..governance.router import route
 
-    # The router only ever sees redacted text (§9.5 input boundary), typed or projected.
+    # The router only ever sees redacted text (docs/governance.md#router input boundary), typed or projected.
     text = redact_text(" ".join(argv))
     decision = route(text, "", rt.cfg, project_bank=rt.project_bank(), user_bank=rt.user_bank())
     lines = [

@@ -22,7 +22,7 @@ def runtime_for(ctx: HostContext) -> SessionRuntime:
 
     After ``shutdown`` the closed runtime is returned as it is: only ``session_start`` begins a
     new session. Reopening here let a late tool call store a memory and open a store or client
-    that nothing would ever close (§8 step 5: later writes get "queue is closed").
+    that nothing would ever close (docs/shutdown.md step 5: later writes get "queue is closed").
     """
     rt = registry.get(ctx)
     if rt is None:

@@ -1,4 +1,4 @@
-"""Retain cursor, version 3 (BEHAVIOUR.md §6.2): which messages of a session are already retained.
+"""Retain cursor, version 3 (docs/retain.md#cursor): which messages of a session are already retained.
 
 Hosts hand ``agent_end`` overlapping transcripts — the whole session, a suffix, or only the
 last run — and sessions get edited and branched. The cursor remembers, per session, how far
@@ -6,7 +6,7 @@ the transcript was retained (``index``), a hash chain over everything up to ther
 ids and fingerprints of the last 200 retained messages (the *tail*). ``filter_new`` uses it to
 pick the messages not retained yet; ``advance`` moves it after the jobs are durable.
 
-The agent_end flow (§6.1 steps 4–8) with one :class:`FingerprintMemo` per call, so that no
+The agent_end flow (docs/retain.md#order steps 4–8) with one :class:`FingerprintMemo` per call, so that no
 message is fingerprinted twice::
 
     memo = FingerprintMemo()
@@ -328,7 +328,7 @@ def _choose_shift(msgs: Sequence[Message], cursor: CursorState, memo: Fingerprin
 def _walk(msgs: Sequence[Message], cursor: CursorState, shift: int, memo: FingerprintMemo) -> list[int]:
     """The spec's slow path, with ``msgs[j]`` at old position ``j + shift``.
 
-    At shift 0 this is §6.2 verbatim. At another shift (a window of the transcript) an id
+    At shift 0 this is docs/retain.md#cursor verbatim. At another shift (a window of the transcript) an id
     mismatch before the first exact match is a message the window adds in front (e.g. a
     compaction summary): it is included on its own instead of declaring a branch that would
     re-send every following message.
@@ -361,11 +361,11 @@ def _walk(msgs: Sequence[Message], cursor: CursorState, shift: int, memo: Finger
 
 
 def filter_new(msgs: Sequence[Message], state: CursorEntry | None, *, memo: FingerprintMemo | None = None) -> list[int]:
-    """Indexes (ascending) of the messages of ``msgs`` that are not retained yet (§6.2).
+    """Indexes (ascending) of the messages of ``msgs`` that are not retained yet (docs/retain.md#cursor).
 
     Returns indexes rather than messages so the caller can both build the delta
     (``[msgs[i] for i in idx]``) and reason about positions. ``msgs`` must already be free of
-    injected messages (§6.1 step 2).
+    injected messages (docs/retain.md#order step 2).
 
     - no state → everything;
     - legacy → what follows the last message whose fingerprint is known; none known → everything;
@@ -645,7 +645,7 @@ def _shape(doc: Any) -> str:
 
 
 def parse_store(data: bytes, path: Path) -> CursorStoreSnapshot:
-    """Parse the bytes of a store file per the §6.2 reading table.
+    """Parse the bytes of a store file per the docs/retain.md#cursor reading table.
 
     Raises :class:`CursorCorruptError` for bytes that are not JSON, for JSON of the wrong shape
     (not an object, or no ``sessions`` object: nothing we write looks like that, so reading it
@@ -779,7 +779,7 @@ class CursorStore:
         return filelock.FileLock(str(self.lock_path), timeout=timeout, mode=0o600)
 
     def advance(self, sid: str, msgs: Sequence[Message], through: int, *, memo: FingerprintMemo | None = None) -> None:
-        """Move the session's cursor through ``through`` (§6.2 ``advance``), under the lock.
+        """Move the session's cursor through ``through`` (docs/retain.md#cursor ``advance``), under the lock.
 
         A no-op (no lock, no write) when ``through`` is outside ``msgs``. Raises
         :class:`CursorCorruptError` rather than overwrite a file it cannot read,

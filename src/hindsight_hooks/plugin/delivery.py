@@ -8,7 +8,7 @@ A Hindsight bank whose server gave no answer at all (refused, timed out) is offl
 recall cooldown: automatic deliveries (``skip_offline``: agent_end, the timers, shutdown) leave
 its jobs queued without touching the network until the cooldown ends, and any delivery that
 gets no answer starts that cooldown (ADR 069). Explicit requests (the retain tools,
-``/hindsight:flush``, import) still try, as tools ignore the recall cooldown (§5.1).
+``/hindsight:flush``, import) still try, as tools ignore the recall cooldown (docs/recall.md#gates).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def deliver(
     def ensure_within_budget(bank_id: str) -> None:
         # The queue ensures a bank before its first delivery; that request belongs to the same
         # budget as the retain itself. Unclipped, a dead server would cost the client's full
-        # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun §8.
+        # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun docs/shutdown.md.
         rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
 
     offline = offline_banks(rt) if skip_offline and rt.backend_kind == "hindsight" else []

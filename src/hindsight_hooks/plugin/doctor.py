@@ -422,7 +422,7 @@ _OP_LOST = {
 
 
 def _verify_writes(rt: SessionRuntime, backend: Any, wait_s: float) -> list[Check]:
-    """Ask the server about the operations of the 5 newest receipts (§10 write verification).
+    """Ask the server about the operations of the 5 newest receipts (docs/commands.md write verification).
 
     A receipt only proves the server *accepted* a retain. Only ``completed`` proves it landed;
     ``failed``, ``cancelled`` and ``not_found`` (the server no longer knows the operation) are

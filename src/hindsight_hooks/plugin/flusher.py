@@ -1,10 +1,10 @@
-"""Background delivery: the periodic flush timer and the bounded shutdown flush (BEHAVIOUR.md §8).
+"""Background delivery: the periodic flush timer and the bounded shutdown flush (docs/shutdown.md).
 
 The timer is a daemon thread, single-flight (a tick is skipped while another runs), so a slow
 server can never pile up flushes; shutdown stops it (waiting at most 1 s) and then drains what
 it can within ``shutdown_flush_timeout_ms``, leaving the rest on disk.
 
-The one-off startup flush (§4 step 5) runs on the same single-flight lock and is tracked like
+The one-off startup flush (docs/session-start.md step 5) runs on the same single-flight lock and is tracked like
 the timer: shutdown joins it before its own flush, so the two never race for the same jobs (a
 fresh claim would block the bank and shutdown would send nothing), and the backend is never
 closed while it is still delivering (ADR 018).

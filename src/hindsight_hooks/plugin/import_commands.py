@@ -1,4 +1,4 @@
-"""The four import commands (BEHAVIOUR.md §10 rows, §12): current session, a file, discovery.
+"""The four import commands (docs/commands.md rows, docs/import.md): current session, a file, discovery.
 
 ``/hindsight:import`` and ``/hindsight:import-current`` import the current session file,
 ``/hindsight:import-file <path>`` a session file (Pi, Claude Code, Codex) or a chat transcript,

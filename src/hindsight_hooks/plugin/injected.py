@@ -1,4 +1,4 @@
-"""The injected-message predicate (BEHAVIOUR.md §5.8, last bullet).
+"""The injected-message predicate (docs/recall.md#injection, last bullet).
 
 Auto-recall adds an ephemeral ``<hindsight-memory>`` message to the model's context. If a host
 ever hands that message back to us (in ``agent_end``, an import, a query), retaining it would
@@ -36,7 +36,7 @@ def _block_pattern(lt: str, gt: str) -> re.Pattern[str]:
 
 # Our block as we render it, and as a host that HTML-escapes what it shows writes it back
 # (``&lt;hindsight-memory&gt;``, Gemini CLI does). Open and close must use the same spelling:
-# inside a raw block, recalled text's neutralised ``&lt;/hindsight-memory>`` (§5.7) is content,
+# inside a raw block, recalled text's neutralised ``&lt;/hindsight-memory>`` (docs/recall.md#escaping) is content,
 # never a close, so an early cut cannot leave the block's remainder behind.
 _BLOCKS = (
     _block_pattern("<", ">"),

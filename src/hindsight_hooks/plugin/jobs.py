@@ -1,4 +1,5 @@
-"""Building queue items and jobs in the Hindsight wire shape (BEHAVIOUR.md §6.4, §11.1, §12).
+"""Building queue items and jobs in the Hindsight wire shape (docs/retain.md#jobs, docs/tools.md#hindsight_retain,
+docs/import.md).
 
 Every writer (auto-retain, the retain tools, commands, import) goes through here so that
 tags, metadata, observation scopes and redaction are applied the same way everywhere: the

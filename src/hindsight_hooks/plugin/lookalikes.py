@@ -2,7 +2,7 @@
 
 A model reads ``＜/hindsight‐memory＞`` (fullwidth brackets, U+2010 hyphen), ``</hindsight-
 memory>`` with a zero-width space or a soft hyphen inside, or ``⟨/hindsight-memory⟩`` as the end
-of the block just as it reads the real tag. The regex of §5.7 sees only the ASCII spelling, so
+of the block just as it reads the real tag. The regex of docs/recall.md#escaping sees only the ASCII spelling, so
 detection runs on a folded copy instead: per character, compatibility decomposition (NFKD, which
 covers everything NFKC maps plus accented letters), case folding, removal of invisible
 characters (format ``Cf`` such as U+200B–U+200D, U+2060, U+FEFF, U+00AD, and combining marks),
@@ -50,9 +50,9 @@ _INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
 _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc", "Cs", "Co", "Cn"})
 
 _TAG_NAME = r"(?:hindsight[-_]memor(?:y|ies)|mental[-_]models)"
-#: A ``<`` that opens or closes one of our tags (§5.7), on the skeleton.
+#: A ``<`` that opens or closes one of our tags (docs/recall.md#escaping), on the skeleton.
 STRUCTURAL_TAG = re.compile(r"<(?=\s*/?\s*" + _TAG_NAME + ")")
-#: A whole wrapper tag (the quality filter's echo test, §5.5), on the skeleton.
+#: A whole wrapper tag (the quality filter's echo test, docs/recall.md#quality-filter), on the skeleton.
 WRAPPER_TAG = re.compile(r"</?hindsight[-_]memor(?:y|ies)>")
 
 

@@ -1,4 +1,4 @@
-"""Mental models on Hindsight (BEHAVIOUR.md §5.9): seed once, load in the background, render cached.
+"""Mental models on Hindsight (docs/recall.md#mental-models): seed once, load in the background, render cached.
 
 Curated summaries are injected with the recall block. Loading never blocks a turn for long:
 the first ``context`` call waits at most 1.5 s, later calls use the cache, and ``agent_end``
@@ -101,7 +101,8 @@ class MentalModels:
         """The tags a model in ``bank`` must share to be visible; ``None`` = every model is.
 
         The scope is the one recall uses for that bank: ``repo:<key>`` for the project bank,
-        ``user_scope_tags`` for the user bank (an empty list is no filter there, as in §3.5).
+        ``user_scope_tags`` for the user bank (an empty list is no filter there, as in
+        docs/identity-and-scope.md#scope-filters).
         """
         rt = self._rt
         assert rt.identity is not None

@@ -1,11 +1,11 @@
-"""The retain projection (BEHAVIOUR.md §6.3): the JSON form of the delta that becomes memory.
+"""The retain projection (docs/retain.md#projection): the JSON form of the delta that becomes memory.
 
 Memory should hold what was said and done, not transport noise: the projection keeps the
 configured content kinds, drops recursive memory-tool traffic and noisy tool output through the
 tool filters, never carries image bytes, and turns epoch-ms timestamps into ISO strings the
 memory engine can read. The result is a JSON array of messages — never a summary.
 
-Pure: no I/O, no mutation of the input. Redaction is the job builder's (§6.4).
+Pure: no I/O, no mutation of the input. Redaction is the job builder's (docs/retain.md#jobs).
 """
 
 from __future__ import annotations
@@ -265,9 +265,9 @@ def project(
     summary_max_chars: int = 500,
     injected_lines: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """Project ``delta`` per §6.3; messages left empty are dropped.
+    """Project ``delta`` per docs/retain.md#projection; messages left empty are dropped.
 
-    ``tool_result_policy`` (the import path, §12) replaces ``retain.content.tool_result``:
+    ``tool_result_policy`` (the import path, docs/import.md) replaces ``retain.content.tool_result``:
     ``errors-only`` keeps only failed results, ``summary`` cuts successful ones to
     ``summary_max_chars`` + ``…``, ``content`` keeps them; failed results are always kept.
     Injected recall blocks are dropped here too, as a second line of defence against echo,

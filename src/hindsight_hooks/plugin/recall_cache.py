@@ -1,4 +1,4 @@
-"""The per-process recall cache (BEHAVIOUR.md §5.2).
+"""The per-process recall cache (docs/recall.md#cache).
 
 ``context`` fires before *every* model call, and hosts retry turns (auto-continue, provider
 errors). Re-recalling would cost a round trip and, worse, produce a block that differs by a

@@ -1,8 +1,9 @@
-"""``/hindsight:recall-cleanup`` (BEHAVIOUR.md §13): find, and prune offline, persisted recall blocks.
+"""``/hindsight:recall-cleanup`` (docs/commands.md#hindsightrecall-cleanup): find, and prune offline, persisted recall
+blocks.
 
 A host that wrongly persisted our injected block into its transcript would feed it back to the
 model forever; so would a reply that quoted the block (an echo, or a host writing it back
-HTML-escaped). Both are found: *injected* lines are messages that are our block (§5.8), and
+HTML-escaped). Both are found: *injected* lines are messages that are our block (docs/recall.md#injection), and
 *quoted* lines are other messages holding a block or its fixed lines (ADR-065). Scanning is
 always safe; pruning touches only an explicit, inactive file, checks that it did not change
 while we read it, and keeps a byte-exact backup. Injected entries are removed and their

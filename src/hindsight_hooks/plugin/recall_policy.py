@@ -1,4 +1,4 @@
-"""``context``: automatic recall (BEHAVIOUR.md §5). Always fails open, always bounded.
+"""``context``: automatic recall (docs/recall.md). Always fails open, always bounded.
 
 One recall per scope runs in parallel under a single ``recall.timeout_ms`` deadline; a bank
 that fails is isolated (the others still render), a bank that timed out or could not be
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .runtime import SessionRuntime
 
 _CACHE = RecallCache(ttl_ms=float("inf"))
-"""Process-wide (§5.2). Entries are bounded by the LRU size; each session's own
+"""Process-wide (docs/recall.md#cache). Entries are bounded by the LRU size; each session's own
 ``recall.cache_ttl_ms`` decides at lookup whether an entry is still fresh for it."""
 _EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="hindsight-recall")
 _POLL_S = 0.02
@@ -229,7 +229,7 @@ def _recall_inline(
     much again on a loaded machine. It needs no watchdog thread: ``LocalBackend`` keeps the
     deadline and ``ctx.signal`` itself (a SQLite progress handler stops statements, lock waits
     are sliced), so a stuck recall is still cut at ``recall.timeout_ms`` and an abort still
-    returns at once, with the same results as the pool path (§5.4).
+    returns at once, with the same results as the pool path (docs/recall.md#per-bank-recall).
     """
     blocks: list[BankBlock] = []
     failures: list[dict[str, Any]] = []
@@ -285,7 +285,7 @@ def _bank_not_made_yet(exc: Exception) -> bool:
 
 def _failed(rt: SessionRuntime, scope: Scope, query: str, exc: Exception) -> dict[str, Any]:
     """The failure entry for a bank whose recall raised; a timeout or a connection that got no
-    answer also starts the bank's cooldown (§5.1 gate 7), whichever dispatch path ran it. A
+    answer also starts the bank's cooldown (docs/recall.md#gates gate 7), whichever dispatch path ran it. A
     server that answered (a 5xx) fails this recall only: the next turn tries again (ADR 069)."""
     if not isinstance(exc, BackendError):
         return _failure(scope, query, redact_error(exc), "transient")
@@ -299,7 +299,7 @@ def _failure(scope: Scope, query: str, error: str, kind: str) -> dict[str, Any]:
 
 
 def _mental_models_text(rt: SessionRuntime, deadline: float) -> str:
-    """The mental-models render; the first turn's wait (§5.9) runs alongside the recall, so it
+    """The mental-models render; the first turn's wait (docs/recall.md#mental-models) runs alongside the recall, so it
     ends ``FIRST_TURN_WAIT_S`` after the hook began rather than after the recall finished."""
     mm = rt.mental_models
     if mm is None:

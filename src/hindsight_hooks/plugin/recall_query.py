@@ -1,7 +1,8 @@
-"""Automatic-recall query composition (BEHAVIOUR.md §5.3) and recall-response reading (§5.4).
+"""Automatic-recall query composition (docs/recall.md#query) and recall-response reading
+(docs/recall.md#per-bank-recall).
 
 The query is deterministic: the same transcript tail, config and clock always give the same
-text, so the recall cache (§5.2) and prompt caching upstream stay effective. Truncation
+text, so the recall cache (docs/recall.md#cache) and prompt caching upstream stay effective. Truncation
 always keeps the *newest* transcript text, because the last user turn is what the recall is
 for; the preamble/hints prefix survives whenever it leaves room for a useful tail.
 """
@@ -121,7 +122,7 @@ def compose_query(
     now: datetime | None = None,
     redact: bool = True,
 ) -> ComposedQuery:
-    """Build the recall query for one scope from the transcript tail (§5.3).
+    """Build the recall query for one scope from the transcript tail (docs/recall.md#query).
 
     Injected recall blocks are never part of the query: recalling on our own previous
     output would make memory echo itself. With ``redact`` (``retain.redact_secrets``) every
@@ -169,7 +170,7 @@ def _redacted_tail(body: str, limit: int) -> str:
     return redact_text(body)
 
 
-# --- reading a Hindsight recall response (§5.4 "Reading results") -----------------------------
+# --- reading a Hindsight recall response (docs/recall.md#per-bank-recall "Reading results") ---------------------------
 
 
 def _result_items(payload: Any) -> list[Any]:

@@ -1,5 +1,6 @@
-"""The injected recall block: quality filter (§5.5), rendering (§5.6), escaping (§5.7),
-injection (§5.8) and the mental-models section (§5.9 "Render").
+"""The injected recall block: quality filter (docs/recall.md#quality-filter), rendering (docs/recall.md#rendering),
+escaping (docs/recall.md#escaping),
+injection (docs/recall.md#injection) and the mental-models section (docs/recall.md#mental-models "Render").
 
 Everything recalled is untrusted text written by past sessions (or by anyone who could write
 to the bank), yet it lands inside the model's context. The block's structure — one
@@ -64,7 +65,7 @@ class BankBlock:
     hits: list[MemoryHit] = field(default_factory=list)
 
 
-# --- escaping (§5.7) ---------------------------------------------------------------------------
+# --- escaping (docs/recall.md#escaping) ---------------------------------------------------------------------------
 
 # C0/C1 control characters except \t and \n (this removes \r, \v, \f, NEL and friends).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -92,7 +93,7 @@ def escape_recalled(text: str) -> str:
     return text.replace("\n", "\n" + CONTINUATION_INDENT)
 
 
-# --- quality filter (§5.5) ---------------------------------------------------------------------
+# --- quality filter (docs/recall.md#quality-filter) -------------------------------------------------------------------
 
 _CONTAMINATED = re.compile(
     r"customType[\"']?\s*:\s*[\"']hindsight-recall|last-recall\.json",
@@ -129,7 +130,7 @@ def quality_filter(blocks: list[BankBlock]) -> list[BankBlock]:
     return out
 
 
-# --- rendering (§5.6) --------------------------------------------------------------------------
+# --- rendering (docs/recall.md#rendering) --------------------------------------------------------------------------
 
 
 def visible_tags(tags: list[str]) -> list[str]:
@@ -197,7 +198,7 @@ def count_items(blocks: list[BankBlock], top_k: int) -> int:
     return sum(len(renderable_hits(b, top_k)) for b in blocks)
 
 
-# --- mental models (§5.9 "Render") -------------------------------------------------------------
+# --- mental models (docs/recall.md#mental-models "Render") ------------------------------------------------------------
 
 
 def _model_entry(model: dict[str, Any]) -> str | None:
@@ -263,7 +264,7 @@ def render_mental_models(models: list[dict[str, Any]], max_render_chars: int) ->
     return "\n".join([MODELS_OPEN, MODELS_INTRO, inner, MODELS_CLOSE])
 
 
-# --- injection (§5.8) --------------------------------------------------------------------------
+# --- injection (docs/recall.md#injection) --------------------------------------------------------------------------
 
 
 def block_message(render: str, timestamp_ms: int) -> Message:

@@ -1,4 +1,4 @@
-"""``agent_end``: automatic retain (BEHAVIOUR.md §6.1), through the cursor and the durable queue.
+"""``agent_end``: automatic retain (docs/retain.md#order), through the cursor and the durable queue.
 
 Order matters and is the heart of "never lose, never duplicate": the cursor only moves after
 every target job is acknowledged on disk; if the cursor write then fails the jobs are

@@ -1,4 +1,4 @@
-"""The optional ``last-recall.json`` snapshot (BEHAVIOUR.md §5.10).
+"""The optional ``last-recall.json`` snapshot (docs/recall.md#status-and-snapshot).
 
 It lets a person see exactly what the last automatic recall asked and injected. It is a
 debugging aid, so it must never make things worse: it is redacted, written atomically

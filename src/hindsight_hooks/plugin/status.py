@@ -1,4 +1,4 @@
-"""The ``hindsight`` status-line formatter (BEHAVIOUR.md §4 "Status line").
+"""The ``hindsight`` status-line formatter (docs/session-start.md "Status line").
 
 Formatting is separated from the UI call so every style, detail level and cut can be tested
 as plain strings. The one stateful rule is ``style="off"``: the line is cleared once (so a

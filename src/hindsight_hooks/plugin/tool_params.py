@@ -1,4 +1,4 @@
-"""Pydantic parameter models of the model-facing tools (BEHAVIOUR.md §11).
+"""Pydantic parameter models of the model-facing tools (docs/tools.md).
 
 snake_case names with camelCase aliases accepted; the JSON schemas the host gives the model
 come from these models, so a field's description is what the model reads. Validation happens

@@ -1,4 +1,4 @@
-"""The model-facing tools (BEHAVIOUR.md §11): retain, retain_global, recall, reflect, memory_edit.
+"""The model-facing tools (docs/tools.md): retain, retain_global, recall, reflect, memory_edit.
 
 Tools never raise and never claim a write that did not happen: explicit retains go through the
 durable queue first, are delivered at once only when they head their bank's queue (so a
@@ -108,7 +108,7 @@ def _encodable(result: ToolResult) -> ToolResult:
 
 
 def _after_shutdown(fn: Callable[[SessionRuntime, Any], ToolResult]) -> ToolResult:
-    """A tool called after ``shutdown``: writes are refused (§8 step 5), reads say why; neither
+    """A tool called after ``shutdown``: writes are refused (docs/shutdown.md step 5), reads say why; neither
     reopens the store or the client."""
     if fn in (_retain, _retain_global, _memory_edit):
         return ToolResult.error(CLOSED, "closed")

@@ -1,9 +1,9 @@
-"""The durable JSONL retain queue (BEHAVIOUR.md §7): one facade, ``RetainQueue``.
+"""The durable JSONL retain queue (docs/queue.md): one facade, ``RetainQueue``.
 
 Every retain — automatic, tool, import, command — goes through here: a job is *acknowledged*
 only once its line is fsynced (or a merge is atomically on disk), and from then on it is
 delivered or kept (active or dead-letter file), whatever crashes, outages, corrupt files or
-concurrent processes do (DESIGN.md invariant 1). Delivery is at-least-once; the job id is the
+concurrent processes do (docs/design.md#crash-safety). Delivery is at-least-once; the job id is the
 ``operation_id``, which makes a resend idempotent on the server.
 
 Module map: ``jobs`` (schema), ``store`` (files), ``lock`` (the lock), ``index`` (cheap enqueue),
@@ -99,7 +99,7 @@ class RetainQueue:
 
     ``clock`` gives epoch seconds and drives every queue date (created, backoff, claims,
     dead-lettering), so tests can simulate a day-long outage; lock waits use real time.
-    ``receipts_path``, when given, receives a receipt per delivered item (§6.7).
+    ``receipts_path``, when given, receives a receipt per delivered item (docs/retain.md#receipts).
     """
 
     def __init__(
@@ -143,7 +143,7 @@ class RetainQueue:
         return self._lock
 
     def close(self) -> None:
-        """Refuse later writes (shutdown §8 step 5); jobs on disk stay for the next process."""
+        """Refuse later writes (shutdown docs/shutdown.md step 5); jobs on disk stay for the next process."""
         self._closed = True
 
     def now(self) -> float:
@@ -152,7 +152,7 @@ class RetainQueue:
     # -- enqueue ------------------------------------------------------------------------------
 
     def enqueue(self, job: dict[str, Any], *, coalesce: bool = False) -> EnqueueResult:
-        """Durably add ``job`` (§7.4); returns only once it is on disk.
+        """Durably add ``job`` (docs/queue.md#enqueue); returns only once it is on disk.
 
         ``coalesce`` is ``retain.delivery == "coalesced"``; the queue also coalesces on its own
         when the bank is in backoff. Raises ``QueueFullError`` (back-pressure), ``LockTimeoutError``,
@@ -251,7 +251,7 @@ class RetainQueue:
                 os.close(fd)
 
     def _coalesce_locked(self, job: dict[str, Any], now: float) -> tuple[EnqueueResult | None, bool]:
-        """Merge into the tail and rewrite atomically (§7.4 step 3).
+        """Merge into the tail and rewrite atomically (docs/queue.md#enqueue step 3).
 
         Returns ``(result, flush_due)``; ``result`` is ``None`` when the job must be appended, and
         ``flush_due`` then says whether that append leaves a batch worth flushing now. The index
@@ -343,7 +343,7 @@ class RetainQueue:
         request_timeout_ms: int | None = None,
         skip_banks: set[str] | None = None,
     ) -> FlushResult:
-        """Deliver due jobs (§7.5). ``ensure_bank`` runs once per bank per queue object, and again
+        """Deliver due jobs (docs/queue.md#flush). ``ensure_bank`` runs once per bank per queue object, and again
         after a 404; ``skip_banks`` are left queued untouched (their server is known to be down).
         Raises ``QueueError``/``LockTimeoutError`` only for file or lock failures; delivery
         failures are recorded on the jobs and reported in the result."""
@@ -406,7 +406,7 @@ class RetainQueue:
             return index.count(bank_id) > 0 and not index.in_backoff(bank_id, self._clock())
 
     def coalesced_flush_due(self, bank_id: str | None = None) -> bool:
-        """Coalesced delivery (§6.6): flush now when the tail job (of ``bank_id``, if given) is full,
+        """Coalesced delivery (docs/retain.md#delivery): flush now when the tail job (of ``bank_id``, if given) is full,
         or the oldest queued job (of that bank) is older than ``coalesce_max_age_ms``. Reads the file."""
         now = self._clock()
         jobs = [j for j in read_tolerant(self.paths.active).jobs if bank_id is None or j["bank_id"] == bank_id]
@@ -425,7 +425,7 @@ class RetainQueue:
     # -- diagnostics and maintenance ------------------------------------------------------------
 
     def report(self) -> dict[str, Any]:
-        """The §7.9 report (never raises for broken files; content-free). ``lock_error`` says why
+        """The docs/queue.md#diagnostics report (never raises for broken files; content-free). ``lock_error`` says why
         the lock file cannot be used at all (then no holder is named: nobody can hold it)."""
         held, lock_error = self._lock.probe()
         out = _report(

@@ -1,4 +1,4 @@
-"""Coalescing an incoming job into the queue's tail (BEHAVIOUR.md §7.4 step 3).
+"""Coalescing an incoming job into the queue's tail (docs/queue.md#enqueue step 3).
 
 Pure functions: the caller reads the file, picks the tail and rewrites atomically.
 

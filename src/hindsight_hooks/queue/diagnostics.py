@@ -1,4 +1,4 @@
-"""Queue diagnostics for ``/hindsight``, ``/hindsight:queue`` and ``doctor`` (BEHAVIOUR.md §7.9).
+"""Queue diagnostics for ``/hindsight``, ``/hindsight:queue`` and ``doctor`` (docs/queue.md#diagnostics).
 
 Read-only and lock-free (rewrites are atomic, so a read sees a whole file), and content-free:
 the report carries counts, dates, ids, document ids, tags, metadata *keys* and byte sizes,
@@ -84,7 +84,7 @@ def report(
     lock_owner: dict[str, Any] | None = None,
     last_outcome: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The §7.9 report, plus the quarantine file's line count.
+    """The docs/queue.md#diagnostics report, plus the quarantine file's line count.
 
     ``malformed`` counts every line that did not parse: those still in the active file (moved
     aside by the next flush) plus those already quarantined. A flush moves them out of the

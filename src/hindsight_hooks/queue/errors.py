@@ -1,7 +1,7 @@
 """The queue's exceptions.
 
 Messages name files and counts, never job content: they end up in notices, status lines and
-logs, which must not carry transcript text (BEHAVIOUR.md §16.5).
+logs, which must not carry transcript text (docs/design.md#secrets).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Flush: claim under the lock, deliver without it, commit under it (BEHAVIOUR.md §7.5).
+"""Flush: claim under the lock, deliver without it, commit under it (docs/queue.md#flush).
 
 Why three phases: the lock must never be held across the network (a slow server would stall
 every other process's enqueue), yet two flushers must never send the same job at once. A claim
@@ -63,7 +63,7 @@ class FlushResult:
     receipt_error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The §7.5 result shape (``operation_ids``/``outcome`` only when something was delivered)."""
+        """The docs/queue.md#flush result shape (``operation_ids``/``outcome`` only when something was delivered)."""
         out: dict[str, Any] = {
             "sent": self.sent,
             "remaining": self.remaining,

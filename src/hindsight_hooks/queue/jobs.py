@@ -1,4 +1,4 @@
-"""Queue jobs: the line schema (BEHAVIOUR.md §7.2), validation, construction and serialisation.
+"""Queue jobs: the line schema (docs/queue.md#job-schema), validation, construction and serialisation.
 
 Two levels of checking on purpose:
 
@@ -45,11 +45,11 @@ _ITEM_ORDER: tuple[str, ...] = MEMORY_ITEM_FIELDS
 
 
 class InvalidJobError(QueueError, ValueError):
-    """A job or item handed to the queue does not match §7.2 (the message names the field only)."""
+    """A job or item handed to the queue does not match docs/queue.md#job-schema (the message names the field only)."""
 
 
 def is_valid_item(item: object) -> bool:
-    """The reader's minimal item rule (§7.2 "Valid line")."""
+    """The reader's minimal item rule (docs/queue.md#job-schema "Valid line")."""
     return (
         isinstance(item, dict)
         and isinstance(item.get("content"), str)

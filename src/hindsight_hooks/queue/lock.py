@@ -1,4 +1,4 @@
-"""The queue lock (BEHAVIOUR.md §7.3; design in adr/002-queue-lock.md).
+"""The queue lock (docs/queue.md#locking; design in adr/002-queue-lock.md).
 
 Two layers, always taken in this order and released in reverse:
 
@@ -9,7 +9,7 @@ Two layers, always taken in this order and released in reverse:
    ``filelock.FileLock`` on the same path takes, without its per-acquire bookkeeping, which costs
    more than the fsync we protect. Older filelock releases without it use ``FileLock`` itself.
    Where the filesystem has no native lock, we fall back to filelock's soft (existence) lock and
-   apply the §7.3 stale rule on top.
+   apply the docs/queue.md#locking stale rule on top.
 
 While held, ``Q.lock.owner.json`` says who holds it, for diagnostics and for the timeout message.
 Waiting is bounded by ``lock_timeout_ms`` and polls every ``lock_retry_ms``; every waiter times
@@ -37,7 +37,7 @@ from .errors import LockTimeoutError, QueueError
 from .store import describe_os_error
 from .timefmt import iso_ms, parse_iso
 
-# Errors that mean "someone else is there": retry, never start stale cleanup (§7.3).
+# Errors that mean "someone else is there": retry, never start stale cleanup (docs/queue.md#locking).
 CONTENTION_ERRNOS: frozenset[int] = frozenset(
     e for e in (errno.EEXIST, errno.EPERM, errno.EACCES, errno.EBUSY, errno.ENOTEMPTY, errno.EAGAIN) if e
 )
@@ -305,10 +305,11 @@ class QueueLock:
             raise LockTimeoutError(self._timeout_message())
         time.sleep(min(self.retry_s, left))
 
-    # -- soft-lock stale rule (§7.3) ----------------------------------------------------------
+    # -- soft-lock stale rule (docs/queue.md#locking) ----------------------------------------------------------
 
     def soft_lock_is_stale(self, now: float | None = None) -> bool:
-        """§7.3: no parsable owner and an old marker, or an old owner whose pid on this host is dead."""
+        """docs/queue.md#locking: no parsable owner and an old marker, or an old owner whose pid on this host is
+        dead."""
         now = time.time() if now is None else now
         try:
             st = os.stat(self.lock_path)

@@ -1,4 +1,4 @@
-"""Delivery outcomes (BEHAVIOUR.md §7.7): aggregates only, never content.
+"""Delivery outcomes (docs/queue.md#outcomes): aggregates only, never content.
 
 ``parse_outcome`` reads a raw retain response body tolerantly (the HTTP backend may use it);
 ``as_retain_outcome`` accepts whatever a backend returned; ``sum_outcomes`` is what a flush

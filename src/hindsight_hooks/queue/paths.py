@@ -1,4 +1,4 @@
-"""The files of one queue (BEHAVIOUR.md §7.1): all derive from the active file's path ``Q``."""
+"""The files of one queue (docs/queue.md#files): all derive from the active file's path ``Q``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Failure classes, backoff and dead-lettering (BEHAVIOUR.md §7.6; adr/003-retry-backoff-dead-letter.md).
+"""Failure classes, backoff and dead-lettering (docs/queue.md#retries; adr/003-retry-backoff-dead-letter.md).
 
 The rule that matters most: a job is dead-lettered only when it has failed ``max_attempts``
 times **and** either the failure is permanent or it has been failing for
@@ -45,7 +45,7 @@ def _names_append(detail: str) -> bool:
 
 
 def classify(exc: BaseException) -> Failure:
-    """Map any exception from ``ensure_bank``/``retain_batch`` to a failure class (§7.6).
+    """Map any exception from ``ensure_bank``/``retain_batch`` to a failure class (docs/queue.md#retries).
 
     The HTTP status wins when there is one; otherwise ``BackendError.kind`` decides. Anything
     that is not a ``BackendError`` (a bug, a socket error) is transient: retrying is safe

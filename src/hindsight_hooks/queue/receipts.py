@@ -1,4 +1,4 @@
-"""Delivery receipts, ``retain-receipts.json`` (BEHAVIOUR.md §6.7).
+"""Delivery receipts, ``retain-receipts.json`` (docs/retain.md#receipts).
 
 A receipt says *that* something was delivered, never *what*: bank, document, job, mode,
 source, a redacted and bounded context, tags, operation ids and the outcome aggregates. The

@@ -1,7 +1,7 @@
 """The queue files on disk: reading, durable appends, quarantine and atomic rewrites.
 
 Every function here assumes the caller holds the queue lock when it writes. The rules that
-make a kill -9 anywhere harmless (BEHAVIOUR.md §7, §16.1):
+make a kill -9 anywhere harmless (docs/queue.md, docs/design.md#crash-safety):
 
 * an acknowledged job is one ``write`` of a whole line to an ``O_APPEND`` descriptor followed by
   ``fsync``; a failed append is truncated back, so it never leaves half a job behind;
@@ -104,13 +104,14 @@ def read_bytes(path: Path) -> tuple[bytes, tuple[int, int] | None]:
 
 
 def read_tolerant(path: Path) -> Snapshot:
-    """Every line of ``path``: valid jobs and malformed lines, in file order (§7.2 tolerant reader)."""
+    """Every line of ``path``: valid jobs and malformed lines, in file order (docs/queue.md#job-schema tolerant
+    reader)."""
     data, ident = read_bytes(path)
     return Snapshot(Path(path), split_lines(data), len(data), ident)
 
 
 def read_strict(path: Path) -> list[dict[str, Any]]:
-    """The jobs of ``path``, failing if any line is malformed (§7.2 strict reader)."""
+    """The jobs of ``path``, failing if any line is malformed (docs/queue.md#job-schema strict reader)."""
     snap = read_tolerant(path)
     bad = len(snap.malformed_lines)
     if bad:
@@ -216,7 +217,7 @@ def quarantine(malformed_path: Path, lines: Sequence[bytes], source_queue: Path,
 
 
 def summarize(path: Path) -> dict[str, Any]:
-    """``{path, valid, malformed, error}`` for any queue-shaped file; never raises (§7.9)."""
+    """``{path, valid, malformed, error}`` for any queue-shaped file; never raises (docs/queue.md#diagnostics)."""
     out: dict[str, Any] = {"path": str(path), "valid": 0, "malformed": 0, "error": None}
     try:
         snap = read_tolerant(path)
