@@ -65,6 +65,7 @@ MESSAGES_PER_ITEM = 5
 ITEMS_PER_BATCH = 500
 CONVERSATION = 20  # messages already in the session when a new prompt arrives
 TARGET_CONTEXT = (5.0, 20.0)  # p50, p99 ms
+TARGET_CONTEXT_SEMANTIC = (8.0, 25.0)  # issue 13: semantic on, query embedding included
 TARGET_AGENT_END_RATIO = 1.5
 WORD = re.compile(r"[A-Za-z][a-z]{2,15}")
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,7 +119,7 @@ def isolate(base: Path) -> None:
     os.environ["XDG_DATA_HOME"] = str(home / ".local" / "share")
 
 
-def make_project(base: Path, budget: str | None = None) -> tuple[Path, Path]:
+def make_project(base: Path, budget: str | None = None, *, semantic: bool = True) -> tuple[Path, Path]:
     """A git repo whose project config selects the embedded store inside its state folder.
 
     The store path is resolved by the config loader itself, so the bulk load goes exactly where
@@ -127,7 +128,8 @@ def make_project(base: Path, budget: str | None = None) -> tuple[Path, Path]:
     root = base / "repo"
     (root / ".hindsight").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    config = 'backend = "local"\n\n[local]\npath = ".hindsight/memory.db"\n\n[notifications]\nstartup = false\n'
+    off = "" if semantic else 'semantic = "off"\n'
+    config = f'backend = "local"\n\n[local]\npath = ".hindsight/memory.db"\n{off}\n[notifications]\nstartup = false\n'
     if budget is not None:
         config += f'\n[recall]\nbudget = "{budget}"\n'
     (root / ".hindsight" / "config.toml").write_text(config, encoding="utf-8")
@@ -257,6 +259,21 @@ def new_turn(history: list[Message], text: Text) -> list[Message]:
     return [*history, reply, prompt]
 
 
+def semantic_ready(db: Path) -> bool:
+    """With the [semantic] extra installed (the plugin then uses it by default, ADR 116): give every
+    bulk-loaded unit its vector first, as ``hindsight-hooks embed`` would, so the timed recalls are
+    hybrid (the plugin's own worker would otherwise still be catching up during the run)."""
+    from hindsight_hooks.backends.semantic import StaticEmbedder, available
+
+    if not available():
+        return False
+    backend = LocalBackend(db, semantic=StaticEmbedder())
+    for _ in backend.backfill():
+        pass
+    backend.close()
+    return True
+
+
 def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: int, profile: bool) -> dict[str, Any]:
     session = root / "sessions" / "context.jsonl"
     history = conversation(text, CONVERSATION - 1, "")[:-1]
@@ -264,7 +281,15 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
     cfg = load_config(root).config
     assert who.project_bank_id is not None
     groups = ident.project_scope_groups(who.repo_key)
-    store = LocalBackend(db)
+    semantic = cfg.local.semantic == "auto" and semantic_ready(db)
+    if semantic:
+        from hindsight_hooks.backends.factory import shared_semantic
+
+        store = LocalBackend(db, semantic=shared_semantic())
+        store.recall(who.project_bank_id, RecallRequest(query="warm up"))  # hands the matrix load to its worker
+        store.wait_for_vectors(600)
+    else:
+        store = LocalBackend(db)
 
     def store_recall(msgs: list[Message]) -> None:
         body = compose_query(msgs, "project", cfg.recall, repo_key=who.repo_key, cwd=root).body
@@ -304,7 +329,7 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
     return {
         "baseline": base_ms, "plugin": plug_ms, "cache_hit": hit_ms, "store_recall": store_ms,
         "overhead": over_ms, "injected_in_warmup": injected, "with_block_of_20": found, "profile": prof_text,
-        "complaints": trouble,
+        "complaints": trouble, "semantic": semantic, "store_mode": store.last_search_mode,
     }  # fmt: skip
 
 
@@ -433,15 +458,17 @@ def report_context(ctx: dict[str, Any], units: int, args: argparse.Namespace) ->
     b50 = statistics.median(ctx["baseline"])
     o50, o99 = statistics.median(ctx["overhead"]), pct(ctx["overhead"], 0.99)
     print(f"\n1. context hook, {units} memories, {args.calls} calls, each a new prompt "
-          f"({ctx['with_block_of_20']}/20 got a block injected)")  # fmt: skip
+          f"({ctx['with_block_of_20']}/20 got a block injected); semantic "
+          f"{'on (hybrid, last store search: ' + ctx['store_mode'] + ')' if ctx['semantic'] else 'off'}")  # fmt: skip
     print(line("baseline host (no-op plugin)", ctx["baseline"]))
     print(line("host + plugin (real recall)", ctx["plugin"]))
     print(line("plugin overhead (difference)", ctx["overhead"]))
     print(line("host + plugin, cache hit", ctx["cache_hit"]))
     print(line("LocalBackend.recall alone", ctx["store_recall"]))
+    target = TARGET_CONTEXT_SEMANTIC if ctx["semantic"] else TARGET_CONTEXT
     print(f"  ratio plugin/baseline p50 = {p50 / b50:.1f}x;  overhead p50 {o50:.2f} ms (target ≤ "
-          f"{TARGET_CONTEXT[0]:.0f}), p99 {o99:.2f} ms (target ≤ {TARGET_CONTEXT[1]:.0f})"
-          f"  -> {'met' if o50 <= TARGET_CONTEXT[0] and o99 <= TARGET_CONTEXT[1] else 'NOT met'}")  # fmt: skip
+          f"{target[0]:.0f}), p99 {o99:.2f} ms (target ≤ {target[1]:.0f})"
+          f"  -> {'met' if o50 <= target[0] and o99 <= target[1] else 'NOT met'}")  # fmt: skip
     print(f"  store share of the overhead p50: {statistics.median(ctx['store_recall']) / max(o50, 1e-9):.0%}")
     if args.profile:
         print("\n  cProfile, 100 context calls (cumulative):\n" + ctx["profile"])
@@ -462,6 +489,7 @@ def main() -> None:
     parser.add_argument("--budget", choices=["low", "mid", "high"], help="recall.budget in the project config")
     parser.add_argument("--profile", action="store_true", help="cProfile 100 context calls and the long agent_end runs")
     parser.add_argument("--keep", action="store_true", help="keep the tmp folder")
+    parser.add_argument("--no-semantic", action="store_true", help="[local] semantic = off (lexical, as before)")
     args = parser.parse_args()
     sizes = (100, 2500)
 
@@ -470,7 +498,7 @@ def main() -> None:
     wall = time.perf_counter()
     try:
         isolate(base)
-        root, db = make_project(base, args.budget)
+        root, db = make_project(base, args.budget, semantic=not args.no_semantic)
         who = identity_for(root)
         text = Text(token_stream(), args.seed)
         units, load_s = bulk_load(db, who, text, args.memories)

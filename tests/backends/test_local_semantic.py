@@ -199,3 +199,14 @@ def test_re_embedding_the_newest_vector_is_seen_by_a_warm_process(tmp_path: Path
     changed = next(h.text for h in backend.list_units("b", 10, 0) if h.id == newest)
     assert changed not in found(backend, "cache")
     assert changed in found(backend, "team lunch")
+
+
+def test_vectors_wait_while_retains_keep_arriving(tmp_path: Path) -> None:
+    """The worker writes once the store is quiet, so its transaction never delays a hook's write."""
+    backend = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER, vector_quiet_s=3600.0)
+    backend.retain_batch("b", [item("we run Postgres 16", "d")], operation_id="op")
+    assert backend._worker is not None
+    assert not backend._worker.wait_idle(0.5)  # work is waiting for a quiet moment, not done
+    assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 0
+    assert backend.wait_for_vectors(120)  # hurries it
+    assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 1

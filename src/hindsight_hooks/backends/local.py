@@ -41,6 +41,7 @@ from .base import (
     RetainOutcome,
 )
 from .local_dense import DenseIndex
+from .local_embedding import QUIET_S as VECTOR_QUIET_S
 from .local_embedding import Backfill, VectorWorker, count_missing
 from .local_fusion import fuse_scores
 from .local_query import (
@@ -130,6 +131,7 @@ class LocalBackend:
         clock: Callable[[], float] | None = None,
         recall_limit: int = DEFAULT_RECALL_LIMIT,
         semantic: StaticEmbedder | None = None,
+        vector_quiet_s: float = VECTOR_QUIET_S,
     ) -> None:
         self.path = Path(os.path.expanduser(str(path)))
         self._embedder = embedder
@@ -137,6 +139,7 @@ class LocalBackend:
         self._semantic = semantic if embedder is None else None
         self._dense = DenseIndex()
         self._worker: VectorWorker | None = None
+        self._vector_quiet_s = vector_quiet_s
         self._clock = clock or time.time
         self.recall_limit = max(1, int(recall_limit))
         self._local = threading.local()
@@ -159,6 +162,7 @@ class LocalBackend:
             lambda: self._write("embed"),
             self._vectors_written,
             self._close_thread_connection,
+            self._vector_quiet_s,
         )
 
     def _close_thread_connection(self) -> None:

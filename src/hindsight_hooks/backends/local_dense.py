@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 STORED_DTYPE = "float16"
-RESCORE = 2000  # units rescored exactly per query, chosen by sign-bit Hamming distance
+RESCORE = 1000  # units rescored exactly per query, chosen by sign-bit Hamming distance
 _CHUNK = 4096
 
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from .local_dense import to_blob
@@ -136,8 +137,10 @@ class VectorWorker:
         write: Writer,
         written: Callable[[list[int]], None] | None = None,
         done: Callable[[], None] | None = None,
+        quiet_s: float = QUIET_S,
     ) -> None:
         self.embedder = embedder
+        self.quiet_s = quiet_s
         self._written = written
         self._read = read
         self._write = write
@@ -161,7 +164,7 @@ class VectorWorker:
         with self._lock:
             self._pending.extend(unit_ids)
             if unit_ids:
-                self._quiet_at = max(self._quiet_at, time.monotonic() + QUIET_S)
+                self._quiet_at = max(self._quiet_at, time.monotonic() + self.quiet_s)
         self._kick()
 
     def hurry(self) -> None:
@@ -223,7 +226,7 @@ class VectorWorker:
                 if self._stopped:
                     return
                 if tasks:
-                    self._safely(lambda: [task() for task in tasks if not self._stop.is_set()])
+                    self._safely(partial(self._run_tasks, tasks))
                     continue
                 if embed_work:
                     left = self._quiet_left()
@@ -232,7 +235,7 @@ class VectorWorker:
                         continue
                     with self._lock:
                         pending, self._pending = self._pending, []
-                    self._safely(lambda: self._embed(pending))
+                    self._safely(partial(self._embed, pending))
                     continue
                 if not self._wake.wait(IDLE_S):
                     with self._lock:
@@ -252,6 +255,11 @@ class VectorWorker:
         except Exception as exc:  # vectors are optional: a failure costs them, never a write
             self.error = f"{type(exc).__name__}: {exc}"[:300]
             self._caught_up = True
+
+    def _run_tasks(self, tasks: list[Callable[[], None]]) -> None:
+        for task in tasks:
+            if not self._stop.is_set():
+                task()
 
     def _embed(self, pending: list[str]) -> None:
         if pending and not self._stop.is_set():
