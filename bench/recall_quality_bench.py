@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     cats = list(report["store"]["by_category"])
     print(f"  {'':30}{'all':>8}" + "".join(f"{c:>9}" for c in cats))
     for name, label in (
-        ("store", "embedded store (docs/backends.md#embedded-store)"),
+        ("store", "embedded store (lexical)"),
         ("hybrid", "store + [semantic] (hybrid)"),
         ("plain_bm25", "plain FTS5 bm25 over turns"),
         ("bm25_same_terms", "bm25, same index and terms"),

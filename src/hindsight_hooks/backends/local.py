@@ -545,7 +545,7 @@ class LocalBackend:
             keys = term_keys(terms)
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             if hybrid:
-                fuse_scores(candidates, reference)
+                fuse_scores(candidates, reference, self._semantic.floor if self._semantic is not None else 0.0)
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = _detailed(conn, order_candidates(candidates), max(2 * limit, 10))

@@ -22,10 +22,18 @@ from .local_rank import Candidate, final_score
 RRF_K = 60.0
 
 
-def fuse_scores(candidates: list[Candidate], reference_epoch: float) -> None:
-    """Fill ``score`` from the lexical order (``rank``) and the vector order (``dense``)."""
+def fuse_scores(candidates: list[Candidate], reference_epoch: float, floor: float = 0.0) -> None:
+    """Fill ``score`` from the lexical order (``rank``) and the vector order (``dense``).
+
+    Only units at least ``floor`` similar to the query are in the vector order: below it a unit
+    is not "found by its vector" (ADR 116), and ranking the lexical candidates by such cosines
+    would only shuffle them.
+    """
     lexical = sorted((c for c in candidates if c.rank is not None), key=lambda c: (c.rank, c.rowid))
-    vector = sorted((c for c in candidates if c.dense), key=lambda c: (-(c.dense or 0.0), c.rowid))
+    vector = sorted(
+        (c for c in candidates if c.dense is not None and c.dense >= floor and c.dense > 0),
+        key=lambda c: (-(c.dense or 0.0), c.rowid),
+    )
     fused = {id(c): 0.0 for c in candidates}
     for order in (lexical, vector):
         for position, cand in enumerate(order, start=1):

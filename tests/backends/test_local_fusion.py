@@ -1,0 +1,33 @@
+"""Reciprocal rank fusion of lexical and vector candidates (ADR 117), by hand-computed values."""
+
+from __future__ import annotations
+
+from hindsight_hooks.backends.local_fusion import RRF_K, fuse_scores
+from hindsight_hooks.backends.local_rank import Candidate, final_score
+
+NOW = 1_700_000_000.0
+
+
+def cand(rowid: int, rank: float | None, dense: float | None, importance: float = 0.5) -> Candidate:
+    return Candidate(rowid=rowid, id=f"u{rowid}", importance=importance, created_at="", created_epoch=NOW,
+                     rank=rank, dense=dense)  # fmt: skip
+
+
+def test_each_list_contributes_by_rank_and_the_best_is_one() -> None:
+    both = cand(1, rank=-5.0, dense=0.6)  # lexical 1st, vector 1st
+    lexical = cand(2, rank=-3.0, dense=None)  # lexical 2nd only
+    vector = cand(3, rank=None, dense=0.4)  # vector 2nd only
+    fuse_scores([both, lexical, vector], NOW)
+    best = 2 / (RRF_K + 1)
+    assert both.score == final_score(0.8 * 1.0 + 0.2 * 0.5, NOW, NOW)
+    assert lexical.score == final_score(0.8 * (1 / (RRF_K + 2)) / best + 0.1, NOW, NOW)
+    assert vector.score == lexical.score  # 2nd in one list each
+
+
+def test_cosines_below_the_floor_do_not_reorder_lexical_candidates() -> None:
+    first = cand(1, rank=-5.0, dense=0.05)
+    second = cand(2, rank=-4.0, dense=0.2)
+    fuse_scores([first, second], NOW, floor=0.25)  # neither is found by its vector
+    assert first.score > second.score
+    fuse_scores([first, second], NOW, floor=0.0)  # without the floor the cosines would reorder them
+    assert first.score == second.score
