@@ -70,7 +70,7 @@ def test_retain_output_details_and_what_lands(kit: Kit) -> None:
         assert "imported" not in meta
     contexts = {u["text"]: u["context"] for u in units}
     assert contexts["Releases are cut on Tuesdays."] == "release notes"
-    assert contexts["The build uses uv and ruff."] == "pi explicit memory"
+    assert contexts["The build uses uv and ruff."].startswith("Coding session (pi) for repo ")  # ADR 119
     assert kit.jobs() == []  # queue-first, then delivered and removed
 
 

@@ -19,7 +19,7 @@ from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
 from .delivery import deliver
 from .injected import strip_injected_blocks
-from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, iso_now, new_job
+from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, iso_now, new_job, session_context
 from .recall_details import memory_records
 from .runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
@@ -177,7 +177,9 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
     # No backend check here: a store or server that cannot be opened now is exactly what the
     # durable queue is for. The job is queued like agent_end's and the result says so (ADR-021).
 
-    default_context = rt.cfg.tools.retain_context or f"{rt.identity.host} explicit memory"
+    # The transcript path's context (ADR 119): the store indexes and searches a unit with its
+    # context, so a memory the model retains ranks like the session's own turns.
+    default_context = rt.cfg.tools.retain_context or session_context(rt)
     # Content, context and metadata are redacted by build_item; what else the model passes is
     # written too (tags, a document id, entity names), so it gets the same treatment.
     scrub = _scrubber(rt)

@@ -1,0 +1,35 @@
+"""Tool-level parity (issue 13 item 5, ADR 119): a memory retained through the tool is stored
+with the same context the transcript path gives its units, so both rank alike."""
+
+from __future__ import annotations
+
+from hindsight_hooks.backends.local_windows import item_context_of
+from hindsight_hooks.hooks import assistant_message, user_message
+
+from .hostkit import Project, isolated, local_project
+
+__all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
+
+
+def test_a_tool_memory_carries_the_sessions_context(local_project: Project) -> None:
+    with local_project.host() as host:
+        messages = [user_message("Which package manager do we use?"), assistant_message("We use uv for builds.")]
+        host.context(messages)
+        host.agent_end(messages)
+        result = host.call_tool("hindsight_retain", {"items": [{"content": "Releases are cut on Tuesdays."}],
+                                                     "async": False})  # fmt: skip
+        assert not result.is_error, result
+    rows = local_project._query("SELECT content, context FROM units ORDER BY rowid")
+    contexts = {content: item_context_of(context) for content, context in rows}
+    transcript = contexts["user: Which package manager do we use?"]
+    assert transcript.startswith("Coding session (") and local_project.root.name in transcript
+    assert contexts["Releases are cut on Tuesdays."] == transcript
+
+
+def test_an_explicit_context_is_kept(local_project: Project) -> None:
+    with local_project.host() as host:
+        result = host.call_tool(
+            "hindsight_retain", {"items": [{"content": "Ship on Fridays.", "context": "release notes"}], "async": False}
+        )
+        assert not result.is_error, result
+    assert local_project._query("SELECT context FROM units") == [("release notes",)]
