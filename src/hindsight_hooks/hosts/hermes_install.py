@@ -19,7 +19,6 @@ The provider runs inside Hermes, so the hindsight-hooks package must be importab
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from typing import Any
 
 from .hermes import PROVIDER_NAME
 from .hermes_config import ConfigChange, ConfigError, ConfigRecord, apply, revert
+from .owned_files import remove_unchanged, sha256_hex, write_changed
 
 MANIFEST = ".hindsight-hooks-install.json"
 
@@ -96,10 +96,6 @@ def hermes_home(env: dict[str, str] | None = None) -> Path:
     return Path(named).expanduser() if named else Path.home() / ".hermes"
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -134,18 +130,8 @@ def install(home: Path | None = None) -> HermesChange:
         raise InstallError(str(exc)) from exc
     change.config = config
     folder.mkdir(parents=True, exist_ok=True)
-    for name, data in wanted.items():
-        target = folder / name
-        try:
-            same = target.read_bytes() == data
-        except OSError:
-            same = False
-        if not same:
-            tmp = target.with_name(f".{name}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
-            change.written.append(name)
-    files = {name: _sha(data) for name, data in wanted.items()}
+    change.written.extend(write_changed(folder, wanted))
+    files = {name: sha256_hex(data) for name, data in wanted.items()}
     if change.changed or manifest is None or manifest.get("files") != files:
         _write_manifest(folder, files, record)
     hint = hermes_python_has_us()
@@ -183,17 +169,7 @@ def uninstall(home: Path | None = None) -> HermesChange:
         change.config = revert(root / "config.yaml", ConfigRecord.from_json(manifest.get("config")))
     except ConfigError as exc:
         raise InstallError(str(exc)) from exc
-    for name, digest in sorted(manifest["files"].items()):
-        target = folder / name
-        try:
-            data = target.read_bytes()
-        except FileNotFoundError:
-            continue
-        if _sha(data) == digest:
-            target.unlink()
-            change.removed.append(name)
-        else:
-            change.kept.append(name)
+    change.removed, change.kept = remove_unchanged(folder, manifest["files"])
     _remove_pycache(folder, change.removed)
     (folder / MANIFEST).unlink()
     change.removed.append(MANIFEST)

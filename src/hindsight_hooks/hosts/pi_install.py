@@ -19,12 +19,13 @@ the install (``sys.executable``): that Python has hindsight-hooks, so Pi never d
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .owned_files import remove_unchanged, sha256_hex, write_changed
 
 EXTENSION_FILES = ("index.ts", "bridge.ts", "session.ts", "settings.ts")
 SETTINGS_FILE = "hindsight.json"
@@ -75,10 +76,6 @@ def extension_source() -> Path:
     )
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _read_manifest(folder: Path) -> dict[str, str] | None:
     try:
         raw = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -114,18 +111,8 @@ def install(scope: str, cwd: Path, *, python: str | None = None) -> PiChange:
     wanted[SETTINGS_FILE] = _settings_bytes(interpreter)
     change = PiChange(folder, python=interpreter)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, data in wanted.items():
-        target = folder / name
-        try:
-            same = target.read_bytes() == data
-        except OSError:
-            same = False
-        if not same:
-            tmp = target.with_name(f".{name}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
-            change.written.append(name)
-    manifest = {"files": {name: _sha(data) for name, data in wanted.items()}}
+    change.written.extend(write_changed(folder, wanted))
+    manifest = {"files": {name: sha256_hex(data) for name, data in wanted.items()}}
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
     if change.written or not (folder / MANIFEST).is_file():
         (folder / MANIFEST).write_bytes(manifest_bytes)
@@ -141,17 +128,7 @@ def uninstall(scope: str, cwd: Path) -> PiChange:
     files = _read_manifest(folder)
     if files is None:
         raise InstallError(f"{folder} was not made by hindsight-hooks; nothing was removed")
-    for name, digest in sorted(files.items()):
-        target = folder / name
-        try:
-            data = target.read_bytes()
-        except FileNotFoundError:
-            continue
-        if _sha(data) == digest:
-            target.unlink()
-            change.removed.append(name)
-        else:
-            change.kept.append(name)
+    change.removed, change.kept = remove_unchanged(folder, files)
     (folder / MANIFEST).unlink()
     change.removed.append(MANIFEST)
     try:
