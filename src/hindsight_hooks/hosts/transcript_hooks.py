@@ -25,17 +25,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..hooks.messages import Message
 from .hookcmd import HookEvent, HookRun, session_file_for
+
+if TYPE_CHECKING:  # the hooks package (pydantic) loads only when an event is handled
+    from ..hooks.messages import Message
 
 RECALL_TAIL_BYTES = 512 * 1024
 """Recall composes its query from the last turns; this much of the file's end holds them."""
 SETTLE_S = 0.5
 """How long a retain event waits for the host to finish writing the reply it reports."""
 
-Reader = Callable[[Path, int | None], list[Message]]
+Reader = Callable[[Path, int | None], "list[Message]"]
 
 
 @dataclass(frozen=True)
