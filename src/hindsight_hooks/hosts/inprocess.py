@@ -426,6 +426,30 @@ class MemorySessions:
         for sess in self._take_all():
             sess.close()
 
+    def skipped(self, step: str, exc: BaseException) -> None:
+        """Tell the user memory left out ``step`` (recall, retain) this time and the run went on.
+
+        Only the exception's type is named: its message may quote the conversation.
+        """
+        self.ui.notify(f"hindsight: {step} skipped: {type(exc).__name__}", "warning")
+
+
+class ClosesSessions:
+    """``close``/``aclose`` for a framework adapter object that owns a :class:`MemorySessions`.
+
+    Listed first among the adapter's bases, so a framework base class never shadows them.
+    """
+
+    sessions: MemorySessions
+
+    async def aclose(self) -> None:
+        """End every session this object opened (a bounded flush each)."""
+        await self.sessions.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` for synchronous callers."""
+        self.sessions.close()
+
 
 def _close_at_exit(ref: weakref.ReferenceType[MemorySessions]) -> None:
     sessions = ref()

@@ -43,7 +43,7 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
     ) from exc
 
 from ..hooks import UI, Message, Tool
-from .inprocess import Insertion, MemorySession, MemorySessions, tool_text
+from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_text
 from .openai_messages import for_retain, to_messages
 
 HOST_NAME = "langchain"
@@ -145,7 +145,7 @@ def langchain_tool(tool: Tool, sessions: MemorySessions) -> HindsightTool:
 # --------------------------------------------------------------------------- middleware
 
 
-class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
+class HindsightMemory(ClosesSessions, AgentMiddleware[AgentState[Any], Any, Any]):
     """Long-term memory for a LangChain agent: recall around each model call, retain after each run."""
 
     def __init__(
@@ -190,7 +190,7 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
             offered = {t.name for t in session.tools()} if self._ours else set()
             request = self._request(request, found, origins, offered)
         except Exception as exc:  # memory never breaks the run
-            self.sessions.ui.notify(f"hindsight: recall skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("recall", exc)
         return handler(request)
 
     async def awrap_model_call(
@@ -203,7 +203,7 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
             offered = {t.name for t in await session.atools()} if self._ours else set()
             request = self._request(request, found, origins, offered)
         except Exception as exc:
-            self.sessions.ui.notify(f"hindsight: recall skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("recall", exc)
         return await handler(request)
 
     # -- the end of a run --------------------------------------------------------------------------
@@ -211,7 +211,7 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             self.sessions.session(_thread_id(runtime)).retain(for_memory(state.get("messages") or []))
         except Exception as exc:
-            self.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("retain", exc)
         return None
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -219,16 +219,8 @@ class HindsightMemory(AgentMiddleware[AgentState[Any], Any, Any]):
             session = await self.sessions.asession(_thread_id(runtime))
             await session.aretain(for_memory(state.get("messages") or []))
         except Exception as exc:
-            self.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("retain", exc)
         return None
-
-    # -- end -----------------------------------------------------------------------------------------
-    async def aclose(self) -> None:
-        """End every session this middleware opened (a bounded flush each)."""
-        await self.sessions.aclose()
-
-    def close(self) -> None:
-        self.sessions.close()
 
 
 __all__ = ["HOST_NAME", "HindsightMemory", "HindsightTool", "conversation", "for_memory", "to_chat", "with_block"]

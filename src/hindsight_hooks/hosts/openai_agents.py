@@ -48,7 +48,7 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
     ) from exc
 
 from ..hooks import UI, Message, Tool
-from .inprocess import Insertion, MemorySession, MemorySessions, tool_schema, tool_text
+from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_schema, tool_text
 from .openai_messages import for_retain, to_messages
 
 HOST_NAME = "openai-agents"
@@ -177,7 +177,7 @@ class RecallFilter:
                 self.memory.note_blocks(blocks)
                 return ModelInputData(input=items, instructions=model_data.instructions)
         except Exception as exc:  # memory never breaks the run
-            self.memory.sessions.ui.notify(f"hindsight: recall skipped: {type(exc).__name__}", "warning")
+            self.memory.sessions.skipped("recall", exc)
         return model_data
 
 
@@ -219,10 +219,10 @@ class RetainHooks(RunHooks[Any]):
             session = await self.memory.sessions.asession(self.session_id)
             await session.aretain(for_retain(chat))
         except Exception as exc:
-            self.memory.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
+            self.memory.sessions.skipped("retain", exc)
 
 
-class HindsightMemory:
+class HindsightMemory(ClosesSessions):
     """Long-term memory for Agents SDK runs: ``tools()``, ``run_config()`` and ``hooks()`` of one project."""
 
     def __init__(
@@ -297,14 +297,6 @@ class HindsightMemory:
             del self._blocks[id(item)]
             return True
         return False
-
-    # -- end -----------------------------------------------------------------------------------------
-    async def aclose(self) -> None:
-        """End every session this object opened (a bounded flush each)."""
-        await self.sessions.aclose()
-
-    def close(self) -> None:
-        self.sessions.close()
 
 
 __all__ = ["HOST_NAME", "HindsightMemory", "RecallFilter", "RetainHooks", "conversation", "to_chat", "with_block"]

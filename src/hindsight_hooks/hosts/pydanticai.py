@@ -48,7 +48,7 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
     ) from exc
 
 from ..hooks import UI, Message
-from .inprocess import Insertion, MemorySession, MemorySessions, tool_schema, tool_text
+from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_schema, tool_text
 from .openai_messages import for_retain, to_messages
 
 HOST_NAME = "pydantic-ai"
@@ -213,7 +213,7 @@ class HindsightToolset(AbstractToolset[Any]):
 # --------------------------------------------------------------------------- capability
 
 
-class HindsightMemory(AbstractCapability[Any]):
+class HindsightMemory(ClosesSessions, AbstractCapability[Any]):
     """Long-term memory for a pydantic-ai agent: recall before each model request, retain after each run."""
 
     def __init__(
@@ -251,7 +251,7 @@ class HindsightMemory(AbstractCapability[Any]):
             if found:
                 request_context.messages = with_block(request_context.messages, origins, found)
         except Exception as exc:  # memory never breaks the run
-            self.sessions.ui.notify(f"hindsight: recall skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("recall", exc)
         return request_context
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
@@ -259,15 +259,8 @@ class HindsightMemory(AbstractCapability[Any]):
             session = await self.sessions.asession(ctx.conversation_id)
             await session.aretain(for_memory(result.all_messages()))
         except Exception as exc:
-            self.sessions.ui.notify(f"hindsight: retain skipped: {type(exc).__name__}", "warning")
+            self.sessions.skipped("retain", exc)
         return result
-
-    async def aclose(self) -> None:
-        """End every session this capability opened (a bounded flush each)."""
-        await self.sessions.aclose()
-
-    def close(self) -> None:
-        self.sessions.close()
 
 
 __all__ = ["HOST_NAME", "HindsightMemory", "HindsightToolset", "conversation", "for_memory", "to_chat", "with_block"]
