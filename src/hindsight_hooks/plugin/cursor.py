@@ -27,7 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -774,9 +775,20 @@ class CursorStore:
 
     # -- writing
 
-    def _lock(self) -> filelock.BaseFileLock:
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the store's file lock (its folder made private first); a busy lock is :class:`CursorLockTimeout`."""
+        ensure_private_dir(self.path.parent)
         timeout = max(0.0, self.lock_timeout_ms / 1000.0)
-        return filelock.FileLock(str(self.lock_path), timeout=timeout, mode=0o600)
+        lock = filelock.FileLock(str(self.lock_path), timeout=timeout, mode=0o600)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def advance(self, sid: str, msgs: Sequence[Message], through: int, *, memo: FingerprintMemo | None = None) -> None:
         """Move the session's cursor through ``through`` (docs/retain.md#cursor ``advance``), under the lock.
@@ -788,13 +800,7 @@ class CursorStore:
         """
         if through < 0 or through >= len(msgs):
             return
-        ensure_private_dir(self.path.parent)
-        lock = self._lock()
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
-        try:
+        with self._locked():
             snapshot = self._load()
             sessions = dict(snapshot.sessions)
             updated_at = iso_ms(self._clock())
@@ -804,8 +810,6 @@ class CursorStore:
             sessions[sid] = new
             cap_sessions(sessions, keep=sid)
             atomic_write_bytes(self.path, dump_store(sessions, snapshot.recovered_from))
-        finally:
-            lock.release()
 
     def recover_from_corrupt(self) -> tuple[Path, str] | None:
         """Move an unreadable store aside and start a fresh one that remembers it (ADR-066).
@@ -816,13 +820,7 @@ class CursorStore:
         evidence. Returns the new path and the reason, or ``None`` when the store was readable
         (another process recovered it first).
         """
-        ensure_private_dir(self.path.parent)
-        lock = self._lock()
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
-        try:
+        with self._locked():
             try:
                 self._load()
                 return None
@@ -832,8 +830,6 @@ class CursorStore:
             os.replace(self.path, target)
             atomic_write_bytes(self.path, dump_store({}, target.name))
             return target, reason
-        finally:
-            lock.release()
 
     def _aside_path(self) -> Path:
         stamp = self._clock()
@@ -850,13 +846,7 @@ class CursorStore:
         The file is renamed, never deleted, so nothing that could still be inspected is lost;
         the next ``agent_end`` starts from an empty store.
         """
-        ensure_private_dir(self.path.parent)
-        lock = self._lock()
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise CursorLockTimeout(f"retain cursor lock {self.lock_path} busy for {self.lock_timeout_ms} ms") from None
-        try:
+        with self._locked():
             try:
                 self._load()
                 return None
@@ -864,8 +854,6 @@ class CursorStore:
                 target = self._aside_path()
                 os.replace(self.path, target)
                 return target
-        finally:
-            lock.release()
 
 
 __all__ = [
