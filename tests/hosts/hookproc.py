@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .real_agents import free_runtime, short_runtime_dir
 
 HOOK_ARGV = [sys.executable, "-m", "hindsight_hooks.hosts", "hook"]
 RUN_TIMEOUT_S = 60  # a loaded 2-core machine; every hook limit is far below it
@@ -56,8 +56,7 @@ class HookRunner:
     def __init__(self, home: Path, *, helper: bool, env: dict[str, str] | None = None) -> None:
         self.home = home
         self.helper = helper
-        # short: a Unix socket's path must fit in ~107 bytes, and pytest's tmp paths are long
-        self.runtime = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
+        self.runtime = short_runtime_dir()
         base = {
             k: v
             for k, v in os.environ.items()
@@ -114,21 +113,4 @@ class HookRunner:
 
     def close(self, timeout_s: float = 15.0) -> None:
         """Remove the sockets (each helper then exits by itself) and wait for their locks to free."""
-        import fcntl
-
-        locks = sorted(self.runtime.glob("*.sock.lock"))
-        for path in self.sockets():
-            path.unlink(missing_ok=True)
-        end = time.monotonic() + timeout_s
-        for lock in locks:
-            fd = os.open(lock, os.O_RDWR)
-            try:
-                while time.monotonic() < end:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except OSError:
-                        time.sleep(0.05)
-            finally:
-                os.close(fd)
-        shutil.rmtree(self.runtime, ignore_errors=True)
+        free_runtime(self.runtime, timeout_s)

@@ -23,7 +23,8 @@ import pytest
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
 from .model_server import ModelServer
 from .readme_lines import install_line
-from .test_claude_code_real import SCRIPT, Claude, runtime
+from .real_agents import SCRIPT, drained, runtime
+from .test_claude_code_real import Claude
 
 __all__ = ["runtime"]  # fixture
 
@@ -57,10 +58,6 @@ def _import(claude: Claude) -> dict[str, Any]:
     return data
 
 
-def _settled(project: Project) -> bool:
-    return project.queue_path.exists() and project.queue_jobs() == []
-
-
 def test_a_session_from_before_the_install_is_imported_and_its_resume_retains_only_what_is_new(
     bare: tuple[Claude, Project],
 ) -> None:
@@ -76,7 +73,7 @@ def test_a_session_from_before_the_install_is_imported_and_its_resume_retains_on
 
     _install(claude)
     claude.run("Also: the cache TTL is 30 minutes", "--resume", first["session_id"])
-    assert wait_until(lambda: project.unit_count("TTL is 30") == 1 and _settled(project), 90)
+    assert wait_until(lambda: project.unit_count("TTL is 30") == 1 and drained(project), 90)
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
     assert project.unit_count("Postgres 16") == 1  # the imported turn was not retained again
     assert len(project.units()) == 4
@@ -90,7 +87,7 @@ def test_a_session_the_hooks_retained_is_not_imported_again(bare: tuple[Claude, 
     claude, project = bare
     _install(claude)
     claude.run("Remember: the deploy window is Tuesday 14:00")
-    assert wait_until(lambda: project.unit_count("deploy window") == 1 and _settled(project), 90)
+    assert wait_until(lambda: project.unit_count("deploy window") == 1 and drained(project), 90)
     time.sleep(1.0)
     before = sorted(content for _, content in project.units())
 

@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,14 +27,22 @@ import pytest
 
 from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, wait_until
 from .conftest import host_binary
-from .model_server import ModelServer, RecordedRequest, Reply, iter_texts
+from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_openai import RESPONSES_ROUTE, OpenAIResponses, function_outputs, input_texts
-from .readme_lines import install_line
+from .real_agents import (
+    DECISION,
+    QUESTION,
+    SCRIPT,
+    assert_only_the_turn_was_retained,
+    block_in,
+    count,
+    drained,
+    install_by_readme,
+    runtime,
+)
 
-SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+__all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 240
-DECISION = "We decided to use Postgres 16 for the cache"
-QUESTION = "Which database do we use for the cache?"
 RECALL_TOOL = "mcp__hindsight.hindsight_recall"
 MAX_WAIT_TURNS = 40
 """How many ``get_goal`` calls the script may spend waiting for Codex to list our MCP tools."""
@@ -112,17 +116,6 @@ class Codex:
         return found[0]
 
 
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A short folder for the hook helper's socket; the helper exits once its socket is gone."""
-    folder = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
-    yield folder
-    for sock in folder.glob("*.sock"):
-        sock.unlink()
-    time.sleep(1.5)  # the helper notices its socket is gone and exits
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 class Script:
     """The model: plain text, except for prompts that ask it to use our recall tool."""
 
@@ -151,16 +144,7 @@ def setup(tmp_path: Path, codex_bin: Path, runtime: Path) -> Iterator[tuple[Code
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
     with ModelServer(Script(), dialects=(OpenAIResponses(),)) as server:
         codex = Codex(codex_bin, project.root, home, server, runtime)
-        install = subprocess.run(  # the README's line, exactly, with our console script on PATH
-            ["bash", "-c", install_line("Codex CLI")],
-            cwd=project.root,
-            env={**codex.env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert install.returncode == 0, install.stdout + install.stderr
+        install_by_readme("Codex CLI", project, codex.env)
         yield codex, project, server
 
 
@@ -168,68 +152,34 @@ def _turns(server: ModelServer) -> list[RecordedRequest]:
     return [r for r in server.requests_to(RESPONSES_ROUTE) if isinstance(r.body, dict)]
 
 
-def _block_in(request: RecordedRequest) -> str:
-    """Our block as the model received it ('' when absent)."""
-    for text in iter_texts(request.body):
-        start = text.find("<hindsight-memory>")
-        if start >= 0:
-            end = text.find("</hindsight-memory>", start)
-            assert end > start, "the block reached the model cut short"
-            return text[start : end + len("</hindsight-memory>")]
-    return ""
-
-
-def _drained(project: Project) -> bool:
-    return project.queue_path.exists() and project.queue_jobs() == []
-
-
-def _count(project: Project, text: str) -> int:
-    """``project.unit_count``, or 0 while a worker is still creating the store's tables."""
-    try:
-        return project.unit_count(text)
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
     setup: tuple[Codex, Project, ModelServer],
 ) -> None:
     codex, project, server = setup
     one = codex.run(DECISION)
-    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90), (
+    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90), (
         "session 1's decision was not retained"
     )
-    assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
+    assert all(block_in(r) == "" for r in _turns(server))  # nothing to recall yet
 
     server.clear()
     two = codex.run(QUESTION)
     assert two != one
     turns = _turns(server)
     assert turns, "session 2 sent no model request"
-    block = _block_in(turns[-1])
+    block = block_in(turns[-1])
     assert block.startswith("<hindsight-memory>") and "Postgres 16" in block
     assert block in input_texts(turns[-1], "developer")  # Codex's channel for hook context
 
     assert "<hindsight-memory>" in codex.rollout(two).read_text(encoding="utf-8")  # Codex's record of it
 
-    assert wait_until(lambda: _count(project, QUESTION) == 1 and _drained(project), 90), (
-        "session 2's prompt was not retained"
-    )
-    time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
-    assert _drained(project)
-    units = [content for _, content in project.units()]
-    assert not any("hindsight-memory" in u for u in units)
-    block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
-    assert block_lines
-    for line in block_lines:
-        assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
-    assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+    assert_only_the_turn_was_retained(project, block, ("hindsight-memory",))
 
 
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Codex, Project, ModelServer]) -> None:
     codex, project, server = setup
     codex.run(DECISION)
-    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90)
     server.clear()
     codex.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if any("Postgres 16" in out for out in function_outputs(r).values())]
@@ -259,7 +209,7 @@ def test_slash_commands_are_not_codex_commands_but_the_shell_command_switches_th
     assert "billing service" not in project.state_text()
 
     codex.run("Public plan: document the billing service")  # a new session: normal mode
-    assert wait_until(lambda: _count(project, "document the billing") == 1 and _drained(project), 90)
+    assert wait_until(lambda: count(project, "document the billing") == 1 and drained(project), 90)
 
 
 def test_a_hanging_memory_server_never_stops_codex(setup: tuple[Codex, Project, ModelServer]) -> None:
@@ -270,7 +220,7 @@ def test_a_hanging_memory_server_never_stops_codex(setup: tuple[Codex, Project, 
         start = time.monotonic()
         codex.run(QUESTION, env={"HINDSIGHT_BASE_URL": hanging.url, "HINDSIGHT_HOOK_DEADLINE_MS": "3000"})
         assert time.monotonic() - start < RUN_TIMEOUT_S / 2
-        assert _turns(server) and _block_in(_turns(server)[-1]) == ""
+        assert _turns(server) and block_in(_turns(server)[-1]) == ""
         assert hanging.accepted > 0  # the hook did try the server, and gave up on its own
     finally:
         hanging.close()

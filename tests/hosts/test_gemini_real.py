@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,12 +30,19 @@ from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, wait_until
 from .conftest import host_binary
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_gemini import GeminiAPI, content_text, contents, function_responses, is_turn
-from .readme_lines import install_line
+from .real_agents import (
+    DECISION,
+    QUESTION,
+    assert_only_the_turn_was_retained,
+    count,
+    drained,
+    install_by_readme,
+    runtime,
+    session_report,
+)
 
-SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+__all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 240
-DECISION = "We decided to use Postgres 16 for the cache"
-QUESTION = "Which database do we use for the cache?"
 OPEN, CLOSE = "&lt;hindsight-memory&gt;", "&lt;/hindsight-memory&gt;"
 """Our block's tags as Gemini CLI 0.61 hands hook context to the model."""
 
@@ -96,17 +99,6 @@ class Gemini:
         return found[0]
 
 
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A short folder for the hook helper's socket; the helper exits once its socket is gone."""
-    folder = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
-    yield folder
-    for sock in folder.glob("*.sock"):
-        sock.unlink()
-    time.sleep(1.5)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def _prompt_text(request: RecordedRequest) -> str:
     turns = contents(request)
     return content_text(turns[-1]) if turns else ""
@@ -129,16 +121,7 @@ def setup(tmp_path: Path, gemini_bin: Path, runtime: Path) -> Iterator[tuple[Gem
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
     with ModelServer(script, dialects=(GeminiAPI(),)) as server:
         gemini = Gemini(gemini_bin, project.root, home, server, runtime)
-        install = subprocess.run(  # the README's line, exactly, with our console script on PATH
-            ["bash", "-c", install_line("Gemini CLI")],
-            cwd=project.root,
-            env={**gemini.env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert install.returncode == 0, install.stdout + install.stderr
+        install_by_readme("Gemini CLI", project, gemini.env)
         yield gemini, project, server
 
 
@@ -161,24 +144,12 @@ def _block_in(request: RecordedRequest) -> str:
     return ""
 
 
-def _drained(project: Project) -> bool:
-    return project.queue_path.exists() and project.queue_jobs() == []
-
-
-def _count(project: Project, text: str) -> int:
-    """``project.unit_count``, or 0 while a worker is still creating the store's tables."""
-    try:
-        return project.unit_count(text)
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
     setup: tuple[Gemini, Project, ModelServer],
 ) -> None:
     gemini, project, server = setup
     one = gemini.run(DECISION)
-    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90), (
+    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90), (
         "session 1's decision was not retained"
     )
     assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
@@ -195,44 +166,17 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 
     assert OPEN in gemini.transcript(two["session_id"]).read_text(encoding="utf-8")  # Gemini's record of it
 
-    assert wait_until(lambda: _count(project, QUESTION) == 1 and _drained(project), 90), (
-        "session 2's prompt was not retained"
-    )
-    time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
-    assert _drained(project)
-    units = [content for _, content in project.units()]
-    assert not any("hindsight-memory" in u or "hook_context" in u for u in units)
-    block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
-    assert block_lines
-    for line in block_lines:
-        assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
-    assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+    assert_only_the_turn_was_retained(project, block, ("hindsight-memory", "hook_context"))
 
 
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Gemini, Project, ModelServer]) -> None:
     gemini, project, server = setup
     gemini.run(DECISION)
-    assert wait_until(lambda: _count(project, "Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90)
     server.clear()
     gemini.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if "Postgres 16" in json.dumps(function_responses(r))]
     assert answered, "the recall tool's result never reached the model"
-
-
-def _session_report(project: Project, session_id: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [str(SCRIPT), "session", "--json", "--session-file", f".hindsight/sessions/{session_id}.jsonl"],
-        cwd=project.root,
-        env={k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads(proc.stdout)
-    assert isinstance(report, dict)
-    return report
 
 
 def test_the_installed_slash_command_switches_that_session_to_read_only(
@@ -241,7 +185,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
     gemini, project, server = setup
     switched = gemini.run("/hindsight:mode read-only")
     sid = switched["session_id"]
-    assert _session_report(project, sid)["mode"] == "read-only"
+    assert session_report(project, sid)["mode"] == "read-only"
     shown = _prompt_text(_turns(server)[-1])
     assert "read-only" in shown  # the command's output went to the model to show
 
@@ -253,7 +197,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
 
     other = gemini.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
-    assert wait_until(lambda: _count(project, "document the billing") == 1 and _drained(project), 90)
+    assert wait_until(lambda: count(project, "document the billing") == 1 and drained(project), 90)
 
 
 def test_a_hanging_memory_server_never_stops_gemini(setup: tuple[Gemini, Project, ModelServer]) -> None:

@@ -1,0 +1,142 @@
+"""What the tests of the real agent programs (Claude Code, Codex CLI, Gemini CLI) share.
+
+Each of those tests installs our hooks with the README's own line into a tmp HOME, runs the real
+program against the scripted model server, and then looks at the project's store. The steps that
+do not depend on which program ran live here once: the hook helper's socket folder (and waiting
+for the helper to exit), the install, the queue and store checks, and the check that nothing of
+an injected block was retained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..plugin.hostkit import Project, wait_until
+from .model_server import RecordedRequest, iter_texts
+from .readme_lines import install_line
+
+SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+DECISION = "We decided to use Postgres 16 for the cache"
+QUESTION = "Which database do we use for the cache?"
+
+
+def free_runtime(folder: Path, timeout_s: float = 15.0) -> None:
+    """Remove the helper sockets in ``folder`` (each helper then exits by itself), wait for their
+    locks to be free (the helper has exited), and remove the folder."""
+    import fcntl
+
+    locks = sorted(folder.glob("*.lock"))
+    for sock in folder.glob("*.sock"):
+        sock.unlink(missing_ok=True)
+    end = time.monotonic() + timeout_s
+    for lock in locks:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            while time.monotonic() < end:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        finally:
+            os.close(fd)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def short_runtime_dir() -> Path:
+    """A fresh folder for the hook helper's socket; short, as a Unix socket's path must fit in ~107
+    bytes and pytest's tmp paths are long."""
+    return Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """The hook helper's socket folder for one test; the helper has exited when the test is over."""
+    folder = short_runtime_dir()
+    yield folder
+    free_runtime(folder)
+
+
+def install_by_readme(agent: str, project: Project, env: dict[str, str]) -> None:
+    """Run the README's install line for ``agent`` exactly as written, our console script on PATH."""
+    install = subprocess.run(
+        ["bash", "-c", install_line(agent)],
+        cwd=project.root,
+        env={**env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+
+
+def drained(project: Project) -> bool:
+    """The queue exists and holds no job: everything retained has been delivered."""
+    return project.queue_path.exists() and project.queue_jobs() == []
+
+
+def count(project: Project, text: str) -> int:
+    """``project.unit_count``, or 0 while a worker is still creating the store's tables."""
+    try:
+        return project.unit_count(text)
+    except sqlite3.OperationalError:
+        return 0
+
+
+def session_report(project: Project, session_id: str) -> dict[str, Any]:
+    """``hindsight-hooks session --json`` for the agent session ``session_id`` (run from a shell)."""
+    proc = subprocess.run(
+        [str(SCRIPT), "session", "--json", "--session-file", f".hindsight/sessions/{session_id}.jsonl"],
+        cwd=project.root,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert isinstance(report, dict)
+    return report
+
+
+def assert_only_the_turn_was_retained(project: Project, block: str, markers: tuple[str, ...]) -> None:
+    """After a session whose prompt was :data:`QUESTION` and whose request carried ``block``: the
+    prompt is retained once, no unit holds any of ``markers`` (our tags as the agent saw them) or a
+    line of the block, and the recalled decision is not retained again."""
+    assert wait_until(lambda: count(project, QUESTION) == 1 and drained(project), 90), (
+        "session 2's prompt was not retained"
+    )
+    time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
+    assert drained(project)
+    units = [content for _, content in project.units()]
+    assert not any(marker in u for u in units for marker in markers)
+    block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
+    assert block_lines
+    for line in block_lines:
+        assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
+    assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+
+
+def block_in(request: RecordedRequest) -> str:
+    """Our block as the model received it, tags unescaped ('' when absent)."""
+    for text in iter_texts(request.body):
+        start = text.find("<hindsight-memory>")
+        if start >= 0:
+            end = text.find("</hindsight-memory>", start)
+            assert end > start, "the block reached the model cut short"
+            return text[start : end + len("</hindsight-memory>")]
+    return ""
