@@ -23,6 +23,8 @@ from hindsight_hooks.hooks import Host, RecordingUI
 from hindsight_hooks.hosts.inprocess import Bounds, session_file
 
 from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, merged
+from .model_server import ModelServer
+from .model_server_chat import CHAT_ROUTE, chat_messages, message_text
 
 DECISION = "We decided to use Redis 7 for the session cache, with a 15 minute TTL."
 """What session 1 states; session 2 must be shown it in our block."""
@@ -207,6 +209,51 @@ def run_readme_snippet(heading: str, project: Project, home: Path) -> tuple[subp
         )
         sent = "\n".join(r.text() for r in srv.requests if r.method == "POST")
     return proc, sent
+
+
+def assert_readme_snippet_runs(heading: str, project: Project, home: Path) -> None:
+    """The README's snippet for ``heading``, run as written after session 1, answers and was shown
+    session 1's decision in our block."""
+    state_decision_in_a_host(project)
+    proc, sent = run_readme_snippet(heading, project, home)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == SNIPPET_ANSWER
+    assert "<hindsight-memory>" in sent and DECISION_MARK in sent  # session 1's decision reached the model
+
+
+def assert_stored_without_block(project: Project, *said: str) -> None:
+    """Memory holds session 1's decision, the question and ``said``, no block text, and the decision
+    once (the recall tool's answer was not retained back)."""
+    stored = stored_text(project)
+    assert DECISION_MARK in stored and QUESTION in stored
+    assert all(text in stored for text in said), said
+    assert not has_block(stored)
+    assert project.unit_count(DECISION_MARK) == 1
+
+
+def chat_requests(server: ModelServer) -> list[list[dict[str, Any]]]:
+    """The messages of every Chat Completions request the scripted server was sent."""
+    return [chat_messages(r) for r in server.requests_to(CHAT_ROUTE)]
+
+
+def role_texts(messages: list[dict[str, Any]], role: str) -> list[str]:
+    """The text of each chat message of ``role``."""
+    return [message_text(m) for m in messages if m.get("role") == role]
+
+
+def assert_block_before_the_question_in_both_calls(server: ModelServer) -> None:
+    """Session 2 made two Chat Completions calls (the recall tool's, then the answer): the first has
+    our block just before the question, the second the same block again and the tool's answer, and
+    the recall tool was offered."""
+    first, second = chat_requests(server)
+    users = role_texts(first, "user")
+    assert has_block(users[-2]) and DECISION_MARK in users[-2]  # our block, just before the question
+    assert users[-1] == QUESTION
+    assert [t for t in role_texts(second, "user") if has_block(t)] == [users[-2]]  # again after the tool call
+    (tool_answer,) = role_texts(second, "tool")
+    assert DECISION_MARK in tool_answer  # the recall tool's result reached the model
+    offered = [t["function"]["name"] for t in server.requests_to(CHAT_ROUTE)[0].body["tools"]]
+    assert "hindsight_recall" in offered
 
 
 def readme_snippet(heading: str) -> str:

@@ -27,19 +27,21 @@ from .framework_kit import (
     DECISION,
     DECISION_MARK,
     QUESTION,
-    SNIPPET_ANSWER,
     Trouble,
+    assert_block_before_the_question_in_both_calls,
+    assert_readme_snippet_runs,
+    assert_stored_without_block,
+    chat_requests,
     command_in_session,
     has_block,
     isolated_home,
     project,
-    run_readme_snippet,
-    state_decision_in_a_host,
+    role_texts,
     stored_text,
     trouble,
 )
 from .model_server import ModelServer, Reply
-from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
+from .model_server_chat import ChatCompletions
 
 __all__ = ["isolated_home", "project", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
@@ -65,14 +67,6 @@ def ask(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-def requests(server: ModelServer) -> list[list[dict[str, Any]]]:
-    return [chat_messages(r) for r in server.requests_to(CHAT_ROUTE)]
-
-
-def texts(messages: list[dict[str, Any]], role: str) -> list[str]:
-    return [message_text(m) for m in messages if m.get("role") == role]
-
-
 @pytest.mark.parametrize("entry", ["invoke", "ainvoke"])
 async def test_session_two_is_shown_session_ones_decision_and_the_thread_keeps_no_block(
     project: Project, server: ModelServer, entry: str
@@ -95,23 +89,12 @@ async def test_session_two_is_shown_session_ones_decision_and_the_thread_keeps_n
         await memory.aclose()
 
     assert state["messages"][-1].content == "Redis 7, 15 minutes."
-    first, second = requests(server)
-    users = texts(first, "user")
-    assert has_block(users[-2]) and DECISION_MARK in users[-2]  # our block, just before the question
-    assert users[-1] == QUESTION
-    assert [t for t in texts(second, "user") if has_block(t)] == [users[-2]]  # again after the tool call
-    (tool_answer,) = texts(second, "tool")
-    assert DECISION_MARK in tool_answer  # the recall tool's result reached the model
-    offered = [t["function"]["name"] for t in server.requests_to(CHAT_ROUTE)[0].body["tools"]]
-    assert "hindsight_recall" in offered
+    assert_block_before_the_question_in_both_calls(server)
     # Neither the result nor the thread LangGraph saved holds the block.
     assert not any(has_block(str(m.content)) for m in state["messages"])
     saved = agent.get_state(thread("t2")).values["messages"]
     assert len(saved) == 4 and not any(has_block(str(m.content)) for m in saved)
-    stored = stored_text(project)
-    assert DECISION_MARK in stored and QUESTION in stored and "Redis 7, 15 minutes." in stored
-    assert not has_block(stored)
-    assert project.unit_count(DECISION_MARK) == 1  # the recall tool's answer was not retained back
+    assert_stored_without_block(project, "Redis 7, 15 minutes.")
 
 
 def test_a_thread_is_a_session_and_each_message_is_retained_once(project: Project, server: ModelServer) -> None:
@@ -173,13 +156,9 @@ async def test_trouble_never_reaches_the_run_and_costs_at_most_the_bound(
     assert (first["messages"][-1].content, second["messages"][-1].content) == ("Noted.", "Done.")
     assert trouble.was_met(), trouble.name
     assert took < trouble.bound_s(runs=2, model_calls=3, tool_calls=1), (trouble.name, took)
-    assert len(texts(requests(server)[-1], "tool")) == 1  # the tool answered, the run went on
-    assert not any(has_block(t) for r in requests(server) for t in texts(r, "user"))
+    assert len(role_texts(chat_requests(server)[-1], "tool")) == 1  # the tool answered, the run went on
+    assert not any(has_block(t) for r in chat_requests(server) for t in role_texts(r, "user"))
 
 
 def test_the_readme_snippet_runs_as_written(project: Project, isolated_home: Path) -> None:
-    state_decision_in_a_host(project)
-    proc, sent = run_readme_snippet(HEADING, project, isolated_home)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip() == SNIPPET_ANSWER
-    assert "<hindsight-memory>" in sent and DECISION_MARK in sent  # session 1's decision reached the model
+    assert_readme_snippet_runs(HEADING, project, isolated_home)

@@ -32,15 +32,14 @@ from .framework_kit import (
     DECISION,
     DECISION_MARK,
     QUESTION,
-    SNIPPET_ANSWER,
     Trouble,
+    assert_readme_snippet_runs,
+    assert_stored_without_block,
     command_in_session,
     has_block,
     isolated_home,
     project,
     recall_in_new_session,
-    run_readme_snippet,
-    state_decision_in_a_host,
     stored_text,
     trouble,
 )
@@ -119,10 +118,7 @@ async def test_session_two_is_shown_session_ones_decision_and_the_history_keeps_
     assert not has_block(result.all_messages_json().decode())
     assert not any(has_block(t) for t in user_texts(result.all_messages()))
     # Memory now holds both sessions, and no block text was retained.
-    stored = stored_text(project)
-    assert DECISION_MARK in stored and QUESTION in stored
-    assert not has_block(stored)
-    assert project.unit_count(DECISION_MARK) == 1  # the recall tool's answer was not retained back
+    assert_stored_without_block(project)
 
 
 async def test_a_continued_conversation_is_one_session_and_each_message_is_retained_once(project: Project) -> None:
@@ -198,8 +194,4 @@ def test_import_needs_nothing_but_the_extra() -> None:
 
 
 def test_the_readme_snippet_runs_as_written(project: Project, isolated_home: Path) -> None:
-    state_decision_in_a_host(project)
-    proc, sent = run_readme_snippet(HEADING, project, isolated_home)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip() == SNIPPET_ANSWER
-    assert "<hindsight-memory>" in sent and DECISION_MARK in sent  # session 1's decision reached the model
+    assert_readme_snippet_runs(HEADING, project, isolated_home)
