@@ -174,3 +174,15 @@ def test_a_new_session_record_forgets_records_idle_for_a_month(tmp_path: Path) -
     os.utime(stale, (old, old))
     InjectedLines(folder / "new.json").remember(RENDER)
     assert sorted(p.name for p in folder.iterdir()) == ["new.json", "recent.json"]
+
+
+def test_a_dated_line_is_recorded_without_its_date(tmp_path: Path) -> None:
+    """Block items end with the day they were said (ADR 118); a reply quoting the text alone is
+    still an echo, with or without the tags."""
+    hit = MemoryHit(text="We use Redis for the session cache.", tags=["decision"], mentioned_at="2025-03-02T10:00:00Z")
+    dated = render_block([BankBlock("b", "q", [hit])], top_k=8)
+    assert "1. We use Redis for the session cache. [decision] (2025-03-02)" in dated
+    record = InjectedLines(tmp_path / "state" / "injected-lines" / "sid.json")
+    record.remember(dated)
+    for quoted in ("We use Redis for the session cache.", "We use Redis for the session cache. [decision]"):
+        assert scrub_text(quoted, record.keys()) == "", quoted

@@ -75,7 +75,7 @@ def test_contents_shape(tmp_path: Path) -> None:
     assert proj == {
         "bank_id": "proj",
         "query": "project query",
-        "rendered": "Bank: proj\n1. uses uv [python]\n2. second",
+        "rendered": "Bank: proj\n1. uses uv [python] (2025-01-01)\n2. second",
         "memory_count": 2,
         "results": [
             {

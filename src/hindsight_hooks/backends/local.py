@@ -48,6 +48,7 @@ from .local_query import (
     D_CONTENT,
     D_CONTEXT,
     D_DOC,
+    D_OCCURRED,
     D_SOURCE,
     D_TAGS,
     D_TYPE,
@@ -63,6 +64,7 @@ from .local_query import (
     R_DOC,
     R_ID,
     R_IMPORTANCE,
+    R_OCCURRED,
     R_RANK,
     R_ROWID,
     R_SOURCE,
@@ -102,6 +104,7 @@ from .local_schema import (
 )
 from .local_script import unit_script_terms
 from .local_text import StemFinder, content_words, query_terms
+from .local_time import newer_first, time_window
 from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
 from .local_write import PreparedItem, ensure_staging, hash16, store_batch
@@ -542,17 +545,57 @@ class LocalBackend:
             hybrid = svec is not None and self._add_semantic(conn, svec, candidates, lo, hi, filters, need)
             if hybrid:
                 self.last_search_mode += "+dense"
+            period = time_window(request.query, reference)
+            said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
+            if said_then:
+                self.last_search_mode += "+time"
             keys = term_keys(terms)
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
-            if hybrid:
-                fuse_scores(candidates, reference, self._semantic.floor if self._semantic is not None else 0.0)
+            if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
+                floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
+                fuse_scores(candidates, reference, floor, frozenset(said_then))
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
-            ordered = _detailed(conn, order_candidates(candidates), max(2 * limit, 10))
+            ordered = order_candidates(candidates)
             chosen = cut_to_budget(
-                distinct_shown(covered_in_order(ordered, keys, finder.found)), limit, request.max_tokens
+                distinct_shown(covered_in_order(_detailed(conn, ordered, max(2 * limit, 10)), keys, finder.found)),
+                limit,
+                request.max_tokens,
             )
+        # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
+        chosen = newer_first(chosen, text=lambda c: c.content, epoch=_said_epoch)
         return RecallResult(hits=[_hit(c) for c in chosen])
+
+    def _add_window(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        window: tuple[float, float],
+        need: int,
+    ) -> set[int]:
+        """The units said in ``window`` (newest ``need``), added as candidates; returns all of theirs.
+
+        Units found by their words or vector keep their scores; units found only by their time
+        come with no rank (like vector-only hits, they are exempt from the coverage rule).
+        """
+        where, params = filters.where()
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM units AS u WHERE u.created_at >= ? AND u.created_at < ?{where} "
+            "ORDER BY u.created_at DESC LIMIT ?",
+            [iso_from_epoch(window[0]), iso_from_epoch(window[1]), *params, need],
+        ).fetchall()
+        have = {c.rowid: c for c in candidates}
+        inside: set[int] = set()
+        for row in rows:
+            rowid = int(row[K_ROWID])
+            inside.add(rowid)
+            if rowid not in have:
+                cand = _ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                candidates.append(cand)
+        inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
+        return inside
 
     def _add_semantic(
         self,
@@ -929,6 +972,7 @@ def _candidate(row: tuple[Any, ...]) -> Candidate:
         source=str(row[R_SOURCE]),
         document_id=str(row[R_DOC]),
         tags=list(orjson.loads(row[R_TAGS])),
+        occurred_at=str(row[R_OCCURRED] or ""),
         detailed=True,
     )
 
@@ -963,8 +1007,14 @@ def _detailed(conn: sqlite3.Connection, ordered: list[Candidate], chunk: int) ->
                 cand.content, cand.context = str(row[D_CONTENT]), str(row[D_CONTEXT] or "")
                 cand.type, cand.source, cand.document_id = str(row[D_TYPE]), str(row[D_SOURCE]), str(row[D_DOC])
                 cand.tags = list(orjson.loads(row[D_TAGS]))
+                cand.occurred_at = str(row[D_OCCURRED] or "")
                 cand.detailed = True
             yield cand
+
+
+def _said_epoch(cand: Candidate) -> float:
+    """When a unit was said: its message's own time, else when it was stored."""
+    return (epoch_from_iso(cand.occurred_at) if cand.occurred_at else None) or cand.created_epoch
 
 
 def _hit(cand: Candidate, scored: bool = True) -> MemoryHit:
@@ -978,4 +1028,5 @@ def _hit(cand: Candidate, scored: bool = True) -> MemoryHit:
         source=cand.source,
         created_at=cand.created_at,
         importance=cand.importance,
+        mentioned_at=cand.occurred_at or cand.created_at or None,  # when it was said (ADR 118)
     )

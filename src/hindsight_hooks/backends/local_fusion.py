@@ -22,20 +22,28 @@ from .local_rank import Candidate, final_score
 RRF_K = 60.0
 
 
-def fuse_scores(candidates: list[Candidate], reference_epoch: float, floor: float = 0.0) -> None:
-    """Fill ``score`` from the lexical order (``rank``) and the vector order (``dense``).
+def fuse_scores(
+    candidates: list[Candidate], reference_epoch: float, floor: float = 0.0, period: frozenset[int] = frozenset()
+) -> None:
+    """Fill ``score`` from the lexical order (``rank``), the vector order (``dense``) and, when the
+    query names a time, the order of the units said then (ADR 118).
 
     Only units at least ``floor`` similar to the query are in the vector order: below it a unit
     is not "found by its vector" (ADR 116), and ranking the lexical candidates by such cosines
-    would only shuffle them.
+    would only shuffle them. The time order holds the units said in the period (rowids in
+    ``period``): those the words or the vector found first, in their order, then the newest.
     """
     lexical = sorted((c for c in candidates if c.rank is not None), key=lambda c: (c.rank, c.rowid))
     vector = sorted(
         (c for c in candidates if c.dense is not None and c.dense >= floor and c.dense > 0),
         key=lambda c: (-(c.dense or 0.0), c.rowid),
     )
+    said_then = sorted(
+        (c for c in candidates if c.rowid in period),
+        key=lambda c: (c.rank is None, c.rank or 0.0, -(c.dense or 0.0), -c.created_epoch, c.rowid),
+    )
     fused = {id(c): 0.0 for c in candidates}
-    for order in (lexical, vector):
+    for order in (lexical, vector, said_then):
         for position, cand in enumerate(order, start=1):
             fused[id(cand)] += 1.0 / (RRF_K + position)
     best = max(fused.values(), default=0.0)

@@ -38,10 +38,13 @@ BM25_SQL = "bm25(units_fts, " + RANK_CONFIG.removeprefix("bm25(")
 MAX_WINDOWS = 32
 
 # Column positions in a candidate row.
-R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, R_DOC, R_TAGS, R_RANK = range(11)
+R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, R_DOC, R_TAGS, R_OCCURRED, R_RANK = (
+    range(12)
+)
 
 UNIT_COLUMNS = (
-    "u.rowid, u.id, u.content, u.context, u.type, u.source, u.importance, u.created_at, u.document_id, d.tags_json"
+    "u.rowid, u.id, u.content, u.context, u.type, u.source, u.importance, u.created_at, u.document_id, d.tags_json, "
+    "u.occurred_at"
 )
 
 # A ranked candidate carries only what scoring and ordering read; the text, tags and the rest
@@ -49,8 +52,8 @@ UNIT_COLUMNS = (
 # (``fetch_details``): most of the ~50 ranked rows are never shown.
 K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_RANK = range(5)
 RANK_COLUMNS = "u.rowid, u.id, u.importance, u.created_at"
-D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS = range(7)
-DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json"
+D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED = range(8)
+DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at"
 
 
 def fetch_details(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:

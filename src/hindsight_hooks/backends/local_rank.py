@@ -47,6 +47,7 @@ class Candidate:
     source: str = ""
     document_id: str = ""
     tags: list[str] = field(default_factory=list)
+    occurred_at: str = ""  # when it was said (the message's own time), '' when unknown
     detailed: bool = False
     matched: frozenset[str] = field(default_factory=frozenset)
     dense: float | None = None

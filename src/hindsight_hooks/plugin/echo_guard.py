@@ -51,6 +51,7 @@ RECORD_MAX_AGE_S = 30 * 24 * 3600
 
 _MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
 _TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
+_TRAILING_DAY = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$")  # the day an item was said (ADR 118)
 _SPACES = re.compile(r"\s+")
 _QUOTES = "\"'`“”‘’*_ "
 _FIXED_TAGS = ("<hindsight-memory>", "</hindsight-memory>", "<hindsight_memories>", "</hindsight_memories>")
@@ -66,11 +67,13 @@ def _normal(line: str) -> str:
 
 
 def line_keys(line: str) -> list[str]:
-    """The comparable forms of one line: as written, and without a trailing ``[tags]`` list."""
+    """The comparable forms of one line: as written, and without a trailing ``[tags]`` list (a
+    rendered item may end with its day, ``(YYYY-MM-DD)``, after the tags: that goes first)."""
     if len(line.strip()) < MIN_KEY_CHARS:
         return []
     keys: list[str] = []
-    for form in (line, _TRAILING_TAGS.sub("", line)):
+    undated = _TRAILING_DAY.sub("", line)
+    for form in (line, undated, _TRAILING_TAGS.sub("", undated)):
         key = _normal(form)
         if len(key) >= MIN_KEY_CHARS and key not in keys:
             keys.append(key)

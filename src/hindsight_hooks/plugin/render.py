@@ -146,11 +146,27 @@ def visible_tags(tags: list[str]) -> list[str]:
     return out
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def said_on(hit: MemoryHit) -> str:
+    """The day a memory was said (``YYYY-MM-DD``), or '' when the backend does not know it.
+
+    Shown after each item so the model can answer "when" and tell which of two statements that
+    contradict each other is the newer one (ADR 118).
+    """
+    stamp = hit.mentioned_at if isinstance(hit.mentioned_at, str) else ""
+    return stamp[:10] if _DATE.fullmatch(stamp[:10]) else ""
+
+
 def _item_lines(number: int, hit: MemoryHit) -> list[str]:
     line = f"{number}. {escape_recalled(hit.text.strip())}"
     tags = visible_tags(hit.tags)
     if tags:
         line += " [" + ", ".join(escape_recalled(t) for t in tags) + "]"
+    day = said_on(hit)
+    if day:
+        line += f" ({day})"
     lines = [line]
     evidence = [e.strip() for e in hit.evidence if isinstance(e, str) and clean_control(e).strip()]
     for fact in evidence[:MAX_EVIDENCE_LINES]:

@@ -1,0 +1,155 @@
+"""When a question is about a time, and when two memories say the same thing differently (ADR 118).
+
+Two small rules for the embedded store's recall, pure functions over text and candidates:
+
+- :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
+  "yesterday", "last week", "3 days ago", "in 2024") relative to the recall's reference time, so
+  the units said then can be fetched and put first. Only the query's last 300 characters are read:
+  the plugin's query is the recent conversation, newest last, and a date the user mentioned ten
+  messages ago must not steer every later recall.
+- :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
+  same thing (most of the shorter one's content words appear in the other): when a decision
+  changed, the statement that holds now comes first, and both stay, each with its date.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from .local_text import STOP_WORDS, fts_tokens, porter_stem
+
+TAIL_CHARS = 300
+SAME_SUBJECT = 0.6  # share of the shorter unit's content words the other must contain
+MIN_SHARED = 3  # and at least this many: "A says message 77" / "A answers message 77" are not a change of mind
+
+_MONTHS = {
+    name: n
+    for n, names in enumerate(
+        (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")),
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}}))?", re.I)
+_MONTH_YEAR = re.compile(rf"\b(?:in\s+)?({_MONTH})\s+(\d{{4}})\b", re.I)
+_YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
+_AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
+_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+Window = tuple[float, float]
+
+
+def _day(year: int, month: int, day: int) -> Window | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+    return start.timestamp(), (start + timedelta(days=1)).timestamp()
+
+
+def _latest(month: int, day: int, ref: datetime) -> Window | None:
+    """The most recent ``month``/``day`` on or before the reference day (a question is about the past)."""
+    for year in (ref.year, ref.year - 1):
+        window = _day(year, month, day)
+        if window is not None and window[0] <= ref.timestamp():
+            return window
+    return None
+
+
+def _month(year: int, month: int) -> Window:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return start.timestamp(), end.timestamp()
+
+
+def time_window(query: str, reference_epoch: float) -> Window | None:
+    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None."""
+    text = query[-TAIL_CHARS:]
+    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
+    today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
+    if m := _ISO.search(text):
+        return _day(int(m[1]), int(m[2]), int(m[3]))
+    if m := _MONTH_DAY.search(text):
+        month, day = _MONTHS[m[1].lower()], int(m[2])
+        return _day(int(m[3]), month, day) if m[3] else _latest(month, day, ref)
+    if m := _DAY_MONTH.search(text):
+        day, month = int(m[1]), _MONTHS[m[2].lower()]
+        return _day(int(m[3]), month, day) if m[3] else _latest(month, day, ref)
+    if m := _MONTH_YEAR.search(text):
+        return _month(int(m[2]), _MONTHS[m[1].lower()])
+    lowered = text.lower()
+    if "yesterday" in lowered:
+        start = today - timedelta(days=1)
+        return start.timestamp(), today.timestamp()
+    if re.search(r"\btoday\b", lowered):
+        return today.timestamp(), (today + timedelta(days=1)).timestamp()
+    if m := _AGO.search(lowered):
+        n = _WORDS.get(m[1]) or int(m[1])
+        days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
+        start = today - timedelta(days=days)
+        span = {"day": 1, "week": 7, "month": 30}[m[2]]
+        return start.timestamp(), (start + timedelta(days=span)).timestamp()
+    if re.search(r"\blast\s+week\b", lowered):
+        return (today - timedelta(days=7)).timestamp(), today.timestamp()
+    if re.search(r"\blast\s+month\b", lowered):
+        return (today - timedelta(days=31)).timestamp(), today.timestamp()
+    if m := _YEAR.search(text):
+        year = int(m[1])
+        if 1970 <= year <= ref.year:
+            return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
+    return None
+
+
+# -- change of mind ------------------------------------------------------------------------------------
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words (no stop words, no 1-char tokens, no role label)."""
+    head, sep, rest = text.partition(": ")
+    body = rest if sep and " " not in head and len(head) <= 40 else text
+    return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
+
+
+def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Do two units say much the same thing (most of the shorter one's words are in the other)?
+
+    Identical word sets are not a change of mind but a repeat (ADR 055 shows those once).
+    """
+    shared = len(a & b)
+    if shared < MIN_SHARED or a == b:
+        return False
+    return shared / min(len(a), len(b)) >= SAME_SUBJECT
+
+
+T = TypeVar("T")
+
+
+def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T], float]) -> list[T]:
+    """``hits`` with each newer unit moved just above the first older one that says the same thing.
+
+    Nothing is dropped; hits that have no such twin keep their places.
+    """
+    out = list(hits)
+    stems = {id(h): content_stems(text(h)) for h in out}
+    for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
+        move = next(
+            (
+                (i, j)
+                for i in range(len(out))
+                for j in range(i + 1, len(out))
+                if epoch(out[j]) > epoch(out[i]) and same_subject(stems[id(out[i])], stems[id(out[j])])
+            ),
+            None,
+        )
+        if move is None:
+            break
+        out.insert(move[0], out.pop(move[1]))
+    return out

@@ -1,0 +1,107 @@
+"""Time and change of mind in the embedded store (issue 13 item 4, ADR 118), on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local_time import newer_first, time_window
+from hindsight_hooks.plugin.render import BankBlock, render_block
+from tests.backends.test_local_support import item, make
+
+REF = datetime(2025, 3, 20, 12, tzinfo=UTC).timestamp()
+LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh the same for all
+
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("what did we decide on March 4?", "2025-03-04", "2025-03-05"),
+        ("what did we decide on March 25?", "2024-03-25", "2024-03-26"),  # not yet this year: last year's
+        ("anything on 2024-12-31", "2024-12-31", "2025-01-01"),
+        ("the 4th of March, 2023", "2023-03-04", "2023-03-05"),
+        ("what happened yesterday?", "2025-03-19", "2025-03-20"),
+        ("what did we do last week", "2025-03-13", "2025-03-20"),
+        ("three days ago", "2025-03-17", "2025-03-18"),
+        ("what did we ship in May 2024", "2024-05-01", "2024-06-01"),
+        ("releases in 2024", "2024-01-01", "2025-01-01"),
+    ],
+)
+def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
+    window = time_window(query, REF)
+    assert window is not None
+    assert (day_of(window[0]), day_of(window[1])) == (start, end)
+
+
+def day_of(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).date().isoformat()
+
+
+@pytest.mark.parametrize("query", ["which cache do we use?", "port 2024 of the proxy", "we may 4x the budget"])
+def test_no_period_where_none_is_named(query: str) -> None:
+    assert time_window(query, REF) is None
+
+
+def test_only_the_end_of_a_long_query_is_read() -> None:
+    old_mention = "on 2024-01-05 we met. " + "and then we talked about many other things. " * 10
+    assert time_window(old_mention + "which cache do we use?", REF) is None
+
+
+def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:
+    hits = [
+        ("We use Memcached as our cache for user sessions", 1.0),
+        ("the deploy script lives in ops", 5.0),
+        ("Change of plan: we use Redis as our cache for user sessions", 3.0),
+        ("From now on Redis is our cache for user sessions, with persistence", 2.0),
+    ]
+    out = newer_first(hits, text=lambda h: h[0], epoch=lambda h: h[1])
+    assert [h[1] for h in out] == [3.0, 2.0, 1.0, 5.0]
+
+
+def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_dates(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    # The old one is an explicit memory (higher importance): by score alone it would come first.
+    backend.retain_batch(
+        "b", [item("We use Memcached as our cache for user sessions", "old", timestamp="2025-01-10T09:00:00Z")],
+        operation_id="old",
+    )  # fmt: skip
+    turn = json.dumps([{"role": "user", "content": "Change of plan: we use Redis as our cache for user sessions",
+                        "timestamp": "2025-03-02T10:00:00Z"}])  # fmt: skip
+    backend.retain_batch("b", [item(turn, "s", source="auto", timestamp="2025-03-02T10:00:00Z")], operation_id="new")
+    hits = backend.recall("b", RecallRequest(query="which cache for user sessions", query_timestamp=LATER)).hits
+    assert [h.text for h in hits] == [
+        "user: Change of plan: we use Redis as our cache for user sessions",
+        "We use Memcached as our cache for user sessions",
+    ]
+    assert [h.mentioned_at[:10] for h in hits if h.mentioned_at] == ["2025-03-02", "2025-01-10"]
+    block = render_block([BankBlock("b", "q", hits)], top_k=8)
+    assert "Redis as our cache for user sessions (2025-03-02)" in block
+    assert "Memcached as our cache for user sessions (2025-01-10)" in block
+
+
+def test_a_question_about_a_day_finds_what_was_said_that_day(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    said = [
+        ("We picked Kafka for the event bus", "2025-03-04T15:00:00Z"),
+        ("We picked Redis for caching", "2025-02-10T15:00:00Z"),
+        ("The standup moved to ten", "2025-03-05T09:00:00Z"),
+    ]
+    for n, (text, stamp) in enumerate(said):
+        backend.retain_batch("b", [item(text, f"d{n}", timestamp=stamp)], operation_id=f"op{n}")
+    hits = backend.recall("b", RecallRequest(query="what did we pick on March 4?", query_timestamp=LATER)).hits
+    assert hits[0].text == "We picked Kafka for the event bus"
+    assert "+time" in backend.last_search_mode
+    assert {h.text for h in hits[1:]} <= {"We picked Redis for caching"}  # found by its words, after
+
+
+def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    turn = json.dumps([{"role": "user", "content": "the kestrel nests moved", "timestamp": "2025-03-01T08:00:00Z"}])
+    backend.retain_batch("b", [item(turn, "s", source="auto", timestamp="2025-03-01T08:05:00Z")], operation_id="op")
+    (hit,) = backend.recall("b", RecallRequest(query="kestrel")).hits
+    assert hit.mentioned_at == "2025-03-01T08:00:00.000Z"  # the message's own time, not the delivery's
