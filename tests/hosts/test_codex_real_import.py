@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,59 +25,17 @@ from .model_server import ModelServer
 from .model_server_openai import OpenAIResponses
 from .readme_lines import install_line
 from .real_agents import SCRIPT, drained, runtime
+from .test_codex_real import Codex as CodexRun
 
 __all__ = ["runtime"]  # fixture
-RUN_TIMEOUT_S = 180
 
 
-class Codex:
-    """``codex exec`` in the project, against the model server, with a tmp HOME and CODEX_HOME."""
+class Codex(CodexRun):
+    """``test_codex_real``'s runner, with our console script on PATH for the shell commands run here."""
 
     def __init__(self, binary: Path, project: Path, home: Path, server: ModelServer, runtime: Path) -> None:
-        self.binary = binary
-        self.project = project
-        self.codex_home = home / ".codex"
-        self.codex_home.mkdir(parents=True)
-        self.env = {
-            "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "HOME": str(home),
-            "CODEX_HOME": str(self.codex_home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "SCRIPTED_KEY": "test-key",
-            "HINDSIGHT_HOOK_RUNTIME_DIR": str(runtime),
-        }
-        provider = [
-            'model = "scripted"',
-            'model_provider = "scripted"',
-            "check_for_update_on_startup = false",
-            "",
-            "[model_providers.scripted]",
-            'name = "scripted"',
-            f'base_url = "{server.url}/v1"',
-            'env_key = "SCRIPTED_KEY"',
-            'wire_api = "responses"',
-        ]
-        (self.codex_home / "config.toml").write_text("\n".join(provider) + "\n", encoding="utf-8")
-
-    def run(self, prompt: str, resume: str | None = None) -> str:
-        """One ``codex exec`` (or ``codex exec resume``); its session id."""
-        argv = [str(self.binary), "exec", *(["resume", resume] if resume else [])]
-        argv += ["--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--disable", "plugins", prompt]
-        proc = subprocess.run(
-            argv,
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            check=False,
-        )
-        assert proc.returncode == 0, f"codex exited {proc.returncode}: {proc.stderr[-3000:]}"
-        found = re.search(r"session id: ([0-9a-f-]{36})", proc.stderr)
-        assert found, proc.stderr[-3000:]
-        return found.group(1)
+        super().__init__(binary, project, home, server, runtime)
+        self.env["PATH"] = f"{SCRIPT.parent}{os.pathsep}{self.env['PATH']}"
 
     def hindsight(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
