@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,16 @@ def session_report(project: Project, session_id: str) -> dict[str, Any]:
     report = json.loads(proc.stdout)
     assert isinstance(report, dict)
     return report
+
+
+def import_project_sessions(run: Callable[[list[str]], subprocess.CompletedProcess[str]]) -> dict[str, Any]:
+    """``hindsight-hooks import-project-sessions --yes --json`` run by ``run`` (in the agent's
+    environment, so it finds the agent's sessions); the report."""
+    done = run([str(SCRIPT), "import-project-sessions", "--yes", "--json"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert isinstance(data, dict)
+    return data
 
 
 def assert_only_the_turn_was_retained(project: Project, block: str, markers: tuple[str, ...]) -> None:

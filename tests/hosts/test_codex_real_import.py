@@ -9,13 +9,11 @@ run exactly as written; ``--dangerously-bypass-hook-trust`` stands in for review
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,7 +22,7 @@ from .conftest import host_binary
 from .model_server import ModelServer
 from .model_server_openai import OpenAIResponses
 from .readme_lines import install_line
-from .real_agents import SCRIPT, drained, runtime
+from .real_agents import SCRIPT, drained, import_project_sessions, runtime
 from .test_codex_real import Codex as CodexRun
 
 __all__ = ["runtime"]  # fixture
@@ -52,14 +50,6 @@ def bare(tmp_path: Path, runtime: Path) -> Iterator[tuple[Codex, Project]]:
         yield Codex(host_binary("codex"), project.root, home, server, runtime), project
 
 
-def _import(codex: Codex) -> dict[str, Any]:
-    done = codex.hindsight([str(SCRIPT), "import-project-sessions", "--yes", "--json"])
-    assert done.returncode == 0, done.stdout + done.stderr
-    data = json.loads(done.stdout)
-    assert isinstance(data, dict)
-    return data
-
-
 def test_a_codex_session_from_before_the_install_is_imported_and_its_resume_retains_only_what_is_new(
     bare: tuple[Codex, Project],
 ) -> None:
@@ -67,7 +57,7 @@ def test_a_codex_session_from_before_the_install_is_imported_and_its_resume_reta
     session = codex.run("We decided to use Postgres 16 for the cache")
     assert project.units() == []  # no hooks yet
 
-    imported = _import(codex)
+    imported = import_project_sessions(codex.hindsight)
     assert imported["counts"] == {"completed": 1, "queued": 0, "skipped": 0, "failed": 0}, imported
     assert imported["scope"].endswith(f"1 Codex session(s) in {codex.codex_home / 'sessions'}")
     assert project.unit_count("Postgres 16") == 1 and project.unit_count("Noted.") == 1
@@ -81,5 +71,5 @@ def test_a_codex_session_from_before_the_install_is_imported_and_its_resume_reta
     assert project.unit_count("Postgres 16") == 1  # the imported turn was not retained again
     assert len(project.units()) == 4
 
-    again = _import(codex)
+    again = import_project_sessions(codex.hindsight)
     assert again["summary"]["documents"] == 0 and "already taken care of" in " ".join(again.get("notes", []))
