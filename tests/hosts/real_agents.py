@@ -96,6 +96,21 @@ def count(project: Project, text: str) -> int:
         return 0
 
 
+def store_strings(data_home: Path) -> list[str]:
+    """Every string in the tables of the embedded store under ``data_home`` (an ``XDG_DATA_HOME``):
+    the proof of what memory kept, whatever table it is in."""
+    texts: list[str] = []
+    with sqlite3.connect(data_home / "hindsight-hooks" / "memory.db") as conn:
+        tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
+        for table in tables:
+            try:
+                rows = conn.execute(f'select * from "{table}"').fetchall()
+            except sqlite3.Error:
+                continue
+            texts.extend(value for row in rows for value in row if isinstance(value, str))
+    return texts
+
+
 def session_report(project: Project, session_id: str) -> dict[str, Any]:
     """``hindsight-hooks session --json`` for the agent session ``session_id`` (run from a shell)."""
     proc = subprocess.run(
