@@ -15,13 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hindsight_hooks.cli import cwd_of, register
-
-if TYPE_CHECKING:
-    from hindsight_hooks.hosts.install import Change
-    from hindsight_hooks.hosts.mcp_config import McpChange
 
 INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
@@ -64,7 +59,10 @@ def _target(ns: argparse.Namespace) -> Path:
     return settings_path(ns.scope, cwd_of(ns))
 
 
-def _report(ns: argparse.Namespace, change: Change, mcp: McpChange, verb: str) -> int:
+def _report(ns: argparse.Namespace, change: object, verb: str) -> int:
+    from hindsight_hooks.hosts.install import Change
+
+    assert isinstance(change, Change)
     folder = _commands_folder(ns)
     if ns.json:
         print(
@@ -80,25 +78,18 @@ def _report(ns: argparse.Namespace, change: Change, mcp: McpChange, verb: str) -
                     "deleted": change.deleted,
                     "commands": str(folder),
                     "command_files": change.files,
-                    "mcp": str(mcp.path),
-                    "mcp_changed": mcp.changed,
-                    "mcp_skipped": mcp.skipped,
-                    "mcp_backup": str(mcp.backup) if mcp.backup else None,
                 }
             )
         )
         return 0
-    if not change.changed and not change.files and not mcp.changed:
+    if not change.changed and not change.files:
         state = "already installed" if verb == "install" else "nothing of ours to remove"
         print(f"{ns.host}: {state} in {change.path}")
-        if mcp.skipped:
-            print(f"{ns.host}: {mcp.skipped}; left as it is")
         return 0
     if change.changed and verb == "install":
-        print(f"{ns.host}: hooks for {', '.join(change.added) or 'every event (unchanged)'} and permission to")
-        print(f"  call our read-only memory tools without asking written to {change.path}")
+        print(f"{ns.host}: hooks for {', '.join(change.added)} written to {change.path}")
     elif change.changed:
-        print(f"{ns.host}: removed our hooks and tool permissions from {change.path}")
+        print(f"{ns.host}: removed our hooks for {', '.join(sorted(set(change.removed)))} from {change.path}")
         if change.deleted:
             print(f"{change.path} held nothing else and was removed")
     if change.backup:
@@ -106,47 +97,7 @@ def _report(ns: argparse.Namespace, change: Change, mcp: McpChange, verb: str) -
     if change.files:
         names = ", ".join(f"/hindsight:{name.removesuffix('.md')}" for name in change.files)
         print(f"{ns.host}: slash commands {'written' if verb == 'install' else 'removed'} in {folder}: {names}")
-    if mcp.changed:
-        where = "added to" if verb == "install" else "removed from"
-        print(f"{ns.host}: MCP server 'hindsight' (hindsight-hooks mcp) {where} {mcp.path}")
-        if mcp.backup:
-            print(f"the previous file is saved as {mcp.backup}")
-    if mcp.skipped:
-        print(f"{ns.host}: {mcp.skipped}; left as it is")
     return 0
-
-
-def _claude_code(ns: argparse.Namespace, verb: str) -> tuple[Change, McpChange]:
-    """Claude Code: hooks and read-tool permissions in settings.json, slash commands, MCP server (ADR-083).
-
-    The settings file may take two edits (hooks, permissions); its backup is the file as it was
-    before both.
-    """
-    from hindsight_hooks.hosts import claude_mcp
-    from hindsight_hooks.hosts.agent_install import _keep_original_backup, _read_bytes
-    from hindsight_hooks.hosts.claude_code import hook_specs
-    from hindsight_hooks.hosts.claude_commands import command_files, console_script
-    from hindsight_hooks.hosts.install import install_files, install_hooks, uninstall_files, uninstall_hooks
-    from hindsight_hooks.hosts.mcp_config import install_json, uninstall_json
-
-    settings = _target(ns)
-    original = _read_bytes(settings)
-    mcp_file = claude_mcp.mcp_path(ns.scope, cwd_of(ns))
-    if verb == "install":
-        change = install_hooks(settings, hook_specs())
-        allowed = claude_mcp.install_settings(settings, ns.scope)
-        change.files = install_files(_commands_folder(ns), command_files())
-        mcp = install_json(mcp_file, claude_mcp.mcp_entry(console_script()))
-    else:
-        allowed = claude_mcp.uninstall_settings(settings)
-        change = uninstall_hooks(settings)
-        change.files = uninstall_files(_commands_folder(ns))
-        mcp = uninstall_json(mcp_file)
-    if allowed:
-        change.changed = True
-        change.backup = _keep_original_backup(settings, original)
-        change.deleted = not settings.exists()
-    return change, mcp
 
 
 def _commands_folder(ns: argparse.Namespace) -> Path:
@@ -212,30 +163,42 @@ def _run_agent(ns: argparse.Namespace, verb: str) -> int:
     return 0
 
 
-def _run_verb(ns: argparse.Namespace, verb: str) -> int:
-    """``install`` or ``uninstall`` for the host ``ns`` names (each host has its own installer)."""
+def _run_install(ns: argparse.Namespace) -> int:
     if ns.host in ("codex", "gemini"):
-        return _run_agent(ns, verb)
+        return _run_agent(ns, "install")
     if ns.host == "pi":
-        return _run_pi(ns, verb)
+        return _run_pi(ns, "install")
     if ns.host == "hermes":
-        return _run_hermes(ns, verb)
-    from hindsight_hooks.hosts.install import SettingsError
+        return _run_hermes(ns, "install")
+    from hindsight_hooks.hosts.claude_code import hook_specs
+    from hindsight_hooks.hosts.claude_commands import command_files
+    from hindsight_hooks.hosts.install import SettingsError, install_files, install_hooks
 
     try:
-        change, mcp = _claude_code(ns, verb)
+        change = install_hooks(_target(ns), hook_specs())
+        change.files = install_files(_commands_folder(ns), command_files())
     except (SettingsError, OSError) as exc:
-        print(f"hindsight-hooks {verb}: {exc}")
+        print(f"hindsight-hooks install: {exc}")
         return 1
-    return _report(ns, change, mcp, verb)
-
-
-def _run_install(ns: argparse.Namespace) -> int:
-    return _run_verb(ns, "install")
+    return _report(ns, change, "install")
 
 
 def _run_uninstall(ns: argparse.Namespace) -> int:
-    return _run_verb(ns, "uninstall")
+    if ns.host in ("codex", "gemini"):
+        return _run_agent(ns, "uninstall")
+    if ns.host == "pi":
+        return _run_pi(ns, "uninstall")
+    if ns.host == "hermes":
+        return _run_hermes(ns, "uninstall")
+    from hindsight_hooks.hosts.install import SettingsError, uninstall_files, uninstall_hooks
+
+    try:
+        change = uninstall_hooks(_target(ns))
+        change.files = uninstall_files(_commands_folder(ns))
+    except (SettingsError, OSError) as exc:
+        print(f"hindsight-hooks uninstall: {exc}")
+        return 1
+    return _report(ns, change, "uninstall")
 
 
 register(
