@@ -33,7 +33,6 @@ from .local_windows import neighbour_of
 BATCH = 256
 IDLE_S = 30.0  # a worker with nothing to do for this long ends (and closes its connection)
 QUIET_S = 0.5  # vectors are written once no retain has arrived for this long
-STARTUP_S = 2.0  # a new backend's worker starts (model load, catch-up) no sooner than this
 _ROLE_LABEL_MAX = 40
 
 
@@ -166,16 +165,6 @@ class VectorWorker:
             self._pending.extend(unit_ids)
             if unit_ids:
                 self._quiet_at = max(self._quiet_at, time.monotonic() + self.quiet_s)
-        self._kick()
-
-    def start_after(self, delay_s: float) -> None:
-        """Load the model and catch up on units without vectors, but not before ``delay_s``.
-
-        A hook process that lives for one hook ends long before that, so it never pays for
-        loading a model it would not use; a long-lived process (a host, the warm helper) does.
-        """
-        with self._lock:
-            self._quiet_at = max(self._quiet_at, time.monotonic() + delay_s)
         self._kick()
 
     def hurry(self) -> None:
