@@ -9,23 +9,30 @@ points at its parent, an assistant reply is one line per content block with a sh
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
 
-from .session_lines import SessionLines
-
 SESSION = "0f5b3c1e-9d1c-4c53-9a61-6f1e6d7c2a10"
 
 
-class ClaudeSession(SessionLines):
+class ClaudeSession:
     """Appends lines to one session file; each new line's parent is the previous line's uuid."""
 
     def __init__(self, path: Path, cwd: Path, session_id: str = SESSION) -> None:
-        super().__init__(path, cwd, session_id)
+        self.path = path
+        self.cwd = cwd
+        self.session_id = session_id
         self.leaf: str | None = None
+        self.clock = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
 
     # -- raw --------------------------------------------------------------------------------
+    def _stamp(self) -> str:
+        self.clock += 1
+        return f"2026-11-24T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z"
+
     def line(self, kind: str, parent: str | None = "leaf", **fields: Any) -> str:
         uid = str(uuid.uuid4())
         obj: dict[str, Any] = {
@@ -44,6 +51,14 @@ class ClaudeSession(SessionLines):
         if not obj.get("isSidechain"):
             self.leaf = uid
         return uid
+
+    def write(self, obj: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj) + "\n")
+
+    def write_raw(self, text: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(text)
 
     # -- conversation -------------------------------------------------------------------------
     def user(self, content: Any, parent: str | None = "leaf", **fields: Any) -> str:
@@ -128,4 +143,10 @@ class ClaudeSession(SessionLines):
 
     def event(self, name: str, **extra: Any) -> dict[str, Any]:
         """The JSON Claude Code gives a hook for this session."""
-        return {**self.hook_fields(name), **extra}
+        return {
+            "session_id": self.session_id,
+            "transcript_path": str(self.path),
+            "cwd": str(self.cwd),
+            "hook_event_name": name,
+            **extra,
+        }

@@ -15,27 +15,40 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .session_lines import SessionLines
-
 SESSION = "01a20ec2-c993-7cc0-9de7-fbf26fa2b990"
 
 
-class CodexRollout(SessionLines):
+class CodexRollout:
     """Appends lines to one rollout file."""
 
     def __init__(self, path: Path, cwd: Path, session_id: str = SESSION) -> None:
-        super().__init__(path, cwd, session_id)
+        self.path = path
+        self.cwd = cwd
+        self.session_id = session_id
         self.ordinal = 0
+        self.clock = 0
         self.turn = str(uuid.uuid4())
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.line(
             "session_meta", {"session_id": session_id, "id": session_id, "cwd": str(cwd), "cli_version": "0.169.0"}
         )
 
     # -- raw --------------------------------------------------------------------------------
     def line(self, kind: str, payload: dict[str, Any]) -> None:
-        obj = {"timestamp": self._stamp(), "ordinal": self.ordinal, "type": kind, "payload": payload}
+        self.clock += 1
+        obj = {
+            "timestamp": f"2026-11-24T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z",
+            "ordinal": self.ordinal,
+            "type": kind,
+            "payload": payload,
+        }
         self.ordinal += 1
-        self.write(obj)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj) + "\n")
+
+    def write_raw(self, text: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(text)
 
     def _message(self, role: str, texts: list[str], origins: list[dict[str, Any]], kinds: list[str]) -> str:
         item_id = "msg_" + uuid.uuid4().hex
@@ -128,7 +141,10 @@ class CodexRollout(SessionLines):
     # -- hook input ---------------------------------------------------------------------------
     def event(self, name: str, **extra: Any) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            **self.hook_fields(name),
+            "session_id": self.session_id,
+            "transcript_path": str(self.path),
+            "cwd": str(self.cwd),
+            "hook_event_name": name,
             "model": "scripted",
             "permission_mode": "bypassPermissions",
         }

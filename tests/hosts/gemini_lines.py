@@ -10,11 +10,10 @@ a ``<hook_context>`` part, with ``<`` and ``>`` HTML-escaped as Gemini does.
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
-
-from .session_lines import SessionLines
 
 SESSION = "a4591f55-6918-4950-9cab-0af7db3d1531"
 SNAPSHOT_ACK = "Got it. Thanks for the additional context!"
@@ -25,15 +24,31 @@ def escaped(text: str) -> str:
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
-class GeminiSession(SessionLines):
+class GeminiSession:
     """Appends records to one session file."""
 
     def __init__(self, path: Path, cwd: Path, session_id: str = SESSION) -> None:
-        super().__init__(path, cwd, session_id)
+        self.path = path
+        self.cwd = cwd
+        self.session_id = session_id
+        self.clock = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.write({"sessionId": session_id, "projectHash": "0" * 64, "startTime": self._stamp(), "kind": "main"})
         preamble = {"id": uuid.uuid4().hex, "timestamp": self._stamp(), "type": "user"}
         preamble["content"] = [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]
         self.write({"$set": {"messages": [preamble]}})
+
+    def _stamp(self) -> str:
+        self.clock += 1
+        return f"2026-11-24T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z"
+
+    def write(self, obj: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj) + "\n")
+
+    def write_raw(self, text: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(text)
 
     def record(self, kind: str, content: Any, record_id: str | None = None, **extra: Any) -> dict[str, Any]:
         rec: dict[str, Any] = {"id": record_id or str(uuid.uuid4()), "timestamp": self._stamp(), "type": kind}
@@ -89,6 +104,12 @@ class GeminiSession(SessionLines):
 
     # -- hook input ---------------------------------------------------------------------------
     def event(self, name: str, **extra: Any) -> dict[str, Any]:
-        payload = {**self.hook_fields(name), "timestamp": "2026-11-24T10:00:00.000Z"}
+        payload: dict[str, Any] = {
+            "session_id": self.session_id,
+            "transcript_path": str(self.path),
+            "cwd": str(self.cwd),
+            "hook_event_name": name,
+            "timestamp": "2026-11-24T10:00:00.000Z",
+        }
         payload.update(extra)
         return payload

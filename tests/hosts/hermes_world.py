@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from .conftest import ROOT, host_binary
-from .real_agents import store_strings
 
 WAIT_S = 240
 CHECKOUT_MARKER = ".hh-checkout.json"
@@ -187,7 +186,17 @@ class HermesWorld:
 
     def stored_texts(self) -> list[str]:
         """Every string in the embedded store's tables (what memory kept)."""
-        return store_strings(Path(self.env["XDG_DATA_HOME"]))
+        db = Path(self.env["XDG_DATA_HOME"]) / "hindsight-hooks" / "memory.db"
+        texts: list[str] = []
+        with sqlite3.connect(db) as conn:
+            tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
+            for table in tables:
+                try:
+                    rows = conn.execute(f'select * from "{table}"').fetchall()
+                except sqlite3.Error:
+                    continue
+                texts.extend(value for row in rows for value in row if isinstance(value, str))
+        return texts
 
     def run_python(self, code: str, timeout: float = WAIT_S) -> subprocess.CompletedProcess[str]:
         """``code`` in Hermes' own Python, in the project, with this world's environment."""

@@ -20,8 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .stdio_child import close_stdin_and_wait
-
 REPO = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "hindsight-hooks"
 WAIT_S = 120.0
@@ -170,7 +168,15 @@ class PiRpc:
             return [e for e in self.events if is_notice(e)]
 
     def close(self) -> int:
-        return close_stdin_and_wait(self.proc, self._stderr, WAIT_S)
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            return self.proc.wait(WAIT_S)
+        finally:
+            self._stderr.close()
 
     def __enter__(self) -> PiRpc:
         return self

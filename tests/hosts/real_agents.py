@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,21 +96,6 @@ def count(project: Project, text: str) -> int:
         return 0
 
 
-def store_strings(data_home: Path) -> list[str]:
-    """Every string in the tables of the embedded store under ``data_home`` (an ``XDG_DATA_HOME``):
-    the proof of what memory kept, whatever table it is in."""
-    texts: list[str] = []
-    with sqlite3.connect(data_home / "hindsight-hooks" / "memory.db") as conn:
-        tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
-        for table in tables:
-            try:
-                rows = conn.execute(f'select * from "{table}"').fetchall()
-            except sqlite3.Error:
-                continue
-            texts.extend(value for row in rows for value in row if isinstance(value, str))
-    return texts
-
-
 def session_report(project: Project, session_id: str) -> dict[str, Any]:
     """``hindsight-hooks session --json`` for the agent session ``session_id`` (run from a shell)."""
     proc = subprocess.run(
@@ -126,16 +111,6 @@ def session_report(project: Project, session_id: str) -> dict[str, Any]:
     report = json.loads(proc.stdout)
     assert isinstance(report, dict)
     return report
-
-
-def import_project_sessions(run: Callable[[list[str]], subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    """``hindsight-hooks import-project-sessions --yes --json`` run by ``run`` (in the agent's
-    environment, so it finds the agent's sessions); the report."""
-    done = run([str(SCRIPT), "import-project-sessions", "--yes", "--json"])
-    assert done.returncode == 0, done.stdout + done.stderr
-    data = json.loads(done.stdout)
-    assert isinstance(data, dict)
-    return data
 
 
 def assert_only_the_turn_was_retained(project: Project, block: str, markers: tuple[str, ...]) -> None:

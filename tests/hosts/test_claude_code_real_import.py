@@ -10,6 +10,7 @@ retained is not imported again.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -22,7 +23,7 @@ import pytest
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
 from .model_server import ModelServer
 from .readme_lines import install_line
-from .real_agents import SCRIPT, drained, import_project_sessions, runtime
+from .real_agents import SCRIPT, drained, runtime
 from .test_claude_code_real import Claude
 
 __all__ = ["runtime"]  # fixture
@@ -50,7 +51,11 @@ def _install(claude: Claude) -> None:
 
 
 def _import(claude: Claude) -> dict[str, Any]:
-    return import_project_sessions(lambda argv: _run(claude, argv))
+    done = _run(claude, [str(SCRIPT), "import-project-sessions", "--yes", "--json"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert isinstance(data, dict)
+    return data
 
 
 def test_a_session_from_before_the_install_is_imported_and_its_resume_retains_only_what_is_new(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,7 +29,6 @@ from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 from .pi_rpc import PiRpc, PiWorld, is_notice, pi_executable, serve_pids
 from .readme_lines import install_line
-from .real_agents import store_strings
 from .test_serve_stdio import hanging_handler  # a Hindsight look-alike whose recall never answers
 
 LOCAL = 'backend = "local"\n\n[notifications]\nstartup = false\n'
@@ -49,7 +49,17 @@ def model() -> Iterator[ModelServer]:
 
 def stored_texts(world: PiWorld) -> list[str]:
     """Every string held in the embedded store's tables (the proof of what memory kept)."""
-    return store_strings(Path(world.env["XDG_DATA_HOME"]))
+    db = Path(world.env["XDG_DATA_HOME"]) / "hindsight-hooks" / "memory.db"
+    texts: list[str] = []
+    with sqlite3.connect(db) as conn:
+        tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
+        for table in tables:
+            try:
+                rows = conn.execute(f'select * from "{table}"').fetchall()
+            except sqlite3.Error:
+                continue
+            texts.extend(value for row in rows for value in row if isinstance(value, str))
+    return texts
 
 
 def chats(model: ModelServer) -> list[RecordedRequest]:

@@ -4,7 +4,6 @@ and ways to read what the store holds (ADR-110)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import subprocess
@@ -81,22 +80,3 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         **extra,
     }
-
-
-def import_project_json(repo: Project, env: dict[str, str]) -> dict[str, Any]:
-    """``hindsight-hooks import-project-sessions --yes --json`` in ``repo``, run as a user would; its report."""
-    from ..chat.conftest import SCRIPT
-
-    done = subprocess.run(
-        [str(SCRIPT), "import-project-sessions", "--yes", "--json"],
-        cwd=repo.root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    data = json.loads(done.stdout)
-    assert isinstance(data, dict)
-    return data

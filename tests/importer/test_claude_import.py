@@ -24,18 +24,7 @@ from ..chat.conftest import SCRIPT
 from ..hosts.claude_lines import ClaudeSession
 from ..hosts.hookproc import HookRunner
 from ..plugin.hostkit import LOCAL_CONFIG, Project, merged, wait_until
-from .host_sessions_kit import (
-    BLOCK,
-    cli_env,
-    count_when_ready,
-    delivered,
-    hooks,
-    hooks_sid,
-    import_cmd,
-    import_project_json,
-    repo,
-    texts,
-)
+from .host_sessions_kit import BLOCK, cli_env, count_when_ready, delivered, hooks, hooks_sid, import_cmd, repo, texts
 
 __all__ = ["hooks", "repo"]  # fixtures
 
@@ -331,7 +320,19 @@ def test_import_project_sessions_finds_this_projects_claude_code_sessions(repo: 
     sibling.mkdir()
     ClaudeSession(claude_folder(home, sibling) / "sib.jsonl", sibling, "sib").turn("sibling zz-sibling", "ok")
 
-    data = import_project_json(repo, cli_env(home))
+    env = cli_env(home)
+    done = subprocess.run(
+        [str(SCRIPT), "import-project-sessions", "--yes", "--json"],
+        cwd=repo.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
     assert data["counts"] == {"completed": 2, "queued": 0, "skipped": 0, "failed": 0}
     assert "2 Claude Code session(s)" in data["scope"]
     [refused] = data["refused"]

@@ -10,22 +10,14 @@ fields), under a tmp ``$CODEX_HOME/sessions/YYYY/MM/DD/``. The hooks are the rea
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
+from ..chat.conftest import SCRIPT
 from ..hosts.codex_lines import CodexRollout
 from ..hosts.hookproc import HookRunner
 from ..plugin.hostkit import Project, wait_until
-from .host_sessions_kit import (
-    BLOCK,
-    cli_env,
-    delivered,
-    hooks,
-    hooks_sid,
-    import_cmd,
-    import_project_json,
-    repo,
-    texts,
-)
+from .host_sessions_kit import BLOCK, cli_env, delivered, hooks, hooks_sid, import_cmd, repo, texts
 
 __all__ = ["hooks", "repo"]  # fixtures
 
@@ -104,7 +96,18 @@ def test_import_project_sessions_finds_this_projects_rollouts_under_codex_home(r
     foreign.exchange("billing uses MySQL zz-foreign", "ok")
     (codex_home / "sessions" / "2026" / "11" / "25" / "rollout-torn.jsonl").write_text("{torn\n")
 
-    data = import_project_json(repo, cli_env(home, CODEX_HOME=str(codex_home)))
+    done = subprocess.run(
+        [str(SCRIPT), "import-project-sessions", "--yes", "--json"],
+        cwd=repo.root,
+        env=cli_env(home, CODEX_HOME=str(codex_home)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
     assert data["counts"] == {"completed": 1, "queued": 0, "skipped": 0, "failed": 0}
     assert data["scope"].endswith(f"from 1 Codex session(s) in {codex_home / 'sessions'}")
     assert data["refused"] == []  # other projects' rollouts are not this project's business
