@@ -23,7 +23,7 @@ from .echo_guard import note_injected
 from .injected import is_injected
 from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
-from .recall_query import QueryKind, compose_query, local_search_text
+from .recall_query import QueryKind, compose_query, local_search_text, query_body
 from .render import BankBlock, inject, quality_filter, render_block
 
 if TYPE_CHECKING:
@@ -156,14 +156,11 @@ def _recall_all(
     assert rt.identity is not None
     deadline = time.monotonic() + rc.timeout_ms / 1000.0
     planned: list[tuple[Scope, str, RecallRequest]] = []
+    redact = rt.cfg.retain.redact_secrets
+    body = query_body(msgs, rc, redact=redact)  # the same transcript part for every scope
     for scope in scopes:
         composed = compose_query(
-            msgs,
-            scope.kind,
-            rc,
-            repo_key=rt.identity.repo_key,
-            cwd=rt.cwd,
-            redact=rt.cfg.retain.redact_secrets,
+            msgs, scope.kind, rc, repo_key=rt.identity.repo_key, cwd=rt.cwd, redact=redact, body=body
         )
         query = local_search_text(composed.body) if rt.backend_kind == "local" else composed.query
         request = RecallRequest(

@@ -112,6 +112,33 @@ def _prefix_sections(kind: QueryKind, cfg: RecallConfig, repo_key: str, cwd: Pat
     return sections
 
 
+def query_body(messages: list[Message], cfg: RecallConfig, *, redact: bool = True) -> str:
+    """The transcript part of the query: the last ``recall.context_turns`` messages that carry
+    query text, redacted when ``redact`` (docs/recall.md#query).
+
+    It is the same for every scope, so a context hook computes it once. The walk starts at the
+    newest message and stops as soon as it has its turns: a long transcript costs this hook
+    its tail, not its length.
+    """
+    wanted = set(cfg.roles)
+    turns = max(1, cfg.context_turns)
+    lines: list[str] = []
+    for msg in reversed(messages):
+        if len(lines) >= turns:
+            break
+        if not isinstance(msg, dict):
+            continue
+        role = _ROLE_NAMES.get(str(msg.get("role")))
+        if role is None or role not in wanted or is_injected(msg):
+            continue
+        text = message_query_text(msg)
+        if text:
+            lines.append(f"{role}: {text}")
+    lines.reverse()
+    body = "\n".join(lines) or EMPTY_BODY
+    return _redacted_tail(body, max(1, cfg.max_query_chars)) if redact else body
+
+
 def compose_query(
     messages: list[Message],
     kind: QueryKind,
@@ -121,31 +148,20 @@ def compose_query(
     cwd: Path,
     now: datetime | None = None,
     redact: bool = True,
+    body: str | None = None,
 ) -> ComposedQuery:
     """Build the recall query for one scope from the transcript tail (docs/recall.md#query).
 
     Injected recall blocks are never part of the query: recalling on our own previous
     output would make memory echo itself. With ``redact`` (``retain.redact_secrets``) every
-    part of the query is redacted before it is truncated.
+    part of the query is redacted before it is truncated. ``body`` is :func:`query_body`'s
+    result when the caller already has it (one per hook, whatever the number of scopes).
     """
-    wanted = set(cfg.roles)
-    lines: list[str] = []
-    for msg in messages:
-        if not isinstance(msg, dict):
-            continue
-        role = _ROLE_NAMES.get(str(msg.get("role")))
-        if role is None or role not in wanted or is_injected(msg):
-            continue
-        text = message_query_text(msg)
-        if text:
-            lines.append(f"{role}: {text}")
-    turns = max(1, cfg.context_turns)
-    body = "\n".join(lines[-turns:]) or EMPTY_BODY
-
+    if body is None:
+        body = query_body(messages, cfg, redact=redact)
     sections = _prefix_sections(kind, cfg, repo_key, cwd, now)
     limit = max(1, cfg.max_query_chars)
     if redact:
-        body = _redacted_tail(body, limit)
         sections = [redact_text(s) for s in sections]
     prefix = "\n\n".join(sections)
     query = "\n\n".join([*sections, body])
