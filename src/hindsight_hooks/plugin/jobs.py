@@ -116,9 +116,10 @@ def build_item(
 
 
 def new_job(rt: SessionRuntime, bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
-    """The queue job; every item made encodable first (orjson and SQLite refuse lone surrogates,
-    and a job that cannot be written would block its writer on every retry)."""
+    """The queue job; its items made encodable first (orjson and SQLite refuse lone surrogates,
+    and a job that cannot be written would block its writer on every retry). Items are almost
+    always clean already (agent_end sanitised its delta): one C-speed encode check, not a walk."""
     from ..queue.jobs import new_job as make
-    from ..sanitize import sanitize
+    from ..sanitize import sanitize_if_needed
 
-    return make(bank_id=bank_id, source=source, items=[sanitize(item) for item in items], async_=async_)
+    return make(bank_id=bank_id, source=source, items=sanitize_if_needed(items), async_=async_)

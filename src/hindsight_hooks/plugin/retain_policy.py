@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
-from ..sanitize import sanitize
+from ..sanitize import sanitize_if_needed
 from .delivery import deliver
 from .injected import drop_injected
 from .jobs import base_metadata, base_tags, build_item, new_job, session_context
@@ -76,7 +76,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     # Lone surrogates and absurd nesting would fail the projection or the queue write on every
     # later turn (the cursor never passes a job that cannot be written): made safe here, once.
     # Recalled memory the model quoted back is not new memory: cut it from every message (ADR-065).
-    projected = project_messages(sanitize(delta), cfg.retain, injected_lines=injected_keys(rt))
+    projected = project_messages(sanitize_if_needed(delta), cfg.retain, injected_lines=injected_keys(rt))
     if not projected:
         _advance(rt, msgs, len(msgs) - 1, memo)
         return
