@@ -10,7 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+from .install_kit import SCRIPT
+from .install_kit import cli as _cli
+from .install_kit import our_hooks as _ours
+
 EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]
 
 USER_SETTINGS: dict[str, Any] = {
@@ -23,29 +26,11 @@ USER_SETTINGS: dict[str, Any] = {
 }
 
 
-def _cli(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_"))}
-    env["HOME"] = str(home)
-    return subprocess.run(
-        [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
     return home, project
-
-
-def _ours(settings: dict[str, Any]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for event, groups in settings.get("hooks", {}).items():
-        for group in groups:
-            for hook in group.get("hooks", []):
-                if "hindsight_hooks.hosts hook" in hook.get("command", ""):
-                    found.setdefault(event, []).append(hook["command"])
-    return found
 
 
 def test_install_writes_one_hook_per_event_and_is_idempotent(tmp_path: Path) -> None:

@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from .install_kit import SCRIPT
+from .install_kit import cli as _cli
+from .install_kit import our_hooks as _ours
 from .readme_lines import install_line
 
-SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]
 GEMINI_EVENTS = ["SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd"]
 
@@ -46,31 +48,12 @@ USER_GEMINI: dict[str, Any] = {
 }
 
 
-def _cli(home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_", "CODEX_"))}
-    base["HOME"] = str(home)
-    base.update(env or {})
-    return subprocess.run(
-        [str(SCRIPT), *args], cwd=cwd, env=base, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 @pytest.fixture
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
     return home, project
-
-
-def _ours(settings: dict[str, Any]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for event, groups in settings.get("hooks", {}).items():
-        for group in groups:
-            for hook in group.get("hooks", []):
-                if "hindsight_hooks.hosts hook" in hook.get("command", ""):
-                    found.setdefault(event, []).append(hook["command"])
-    return found
 
 
 def _files(root: Path) -> dict[str, bytes]:
