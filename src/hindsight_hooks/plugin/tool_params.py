@@ -85,9 +85,9 @@ class _Params(BaseModel):
     def _encodable(cls, data: Any) -> Any:
         """Arguments as the model sent them, minus what nothing downstream can encode: lone
         surrogates become U+FFFD and absurd nesting is cut (see ``hindsight_hooks.sanitize``)."""
-        from ..sanitize import sanitize
+        from ..sanitize import sanitize_if_needed
 
-        return sanitize(data)
+        return sanitize_if_needed(data)
 
 
 class RetainItem(_Params):

@@ -99,9 +99,9 @@ def _guard(
 def _encodable(result: ToolResult) -> ToolResult:
     """The result with lone surrogates (recalled text from a server may carry them) replaced,
     so the host can send it to its model; the same object when there are none."""
-    from ..sanitize import sanitize
+    from ..sanitize import sanitize_if_needed
 
-    content, details = sanitize(result.content), sanitize(result.details)
+    content, details = sanitize_if_needed(result.content), sanitize_if_needed(result.details)
     if content is result.content and details is result.details:
         return result
     return ToolResult(content=content, details=details)
