@@ -138,14 +138,16 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
     Nothing is dropped; hits that have no such twin keep their places.
     """
     out = list(hits)
+    # Each hit's stems and time once: the search below looks at every pair again after each move.
     stems = {id(h): content_stems(text(h)) for h in out}
+    said = {id(h): epoch(h) for h in out}
     for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
         move = next(
             (
                 (i, j)
                 for i in range(len(out))
                 for j in range(i + 1, len(out))
-                if epoch(out[j]) > epoch(out[i]) and same_subject(stems[id(out[i])], stems[id(out[j])])
+                if said[id(out[j])] > said[id(out[i])] and same_subject(stems[id(out[i])], stems[id(out[j])])
             ),
             None,
         )
