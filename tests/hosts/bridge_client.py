@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .stdio_child import close_stdin_and_wait
+
 WAIT_S = 60.0  # generous: a loaded 2-core machine runs several suites at once
 
 LOCAL_CONFIG = """\
@@ -156,15 +158,7 @@ class ServeProcess:
     # -- ending -----------------------------------------------------------------------------
     def close(self, timeout: float = WAIT_S) -> int:
         """Close stdin and wait for the exit code."""
-        if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self._stderr.close()
+        return close_stdin_and_wait(self.proc, self._stderr, timeout)
 
     def kill(self) -> None:
         if self.proc.poll() is None:

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .stdio_child import close_stdin_and_wait
+
 REPO = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "hindsight-hooks"
 WAIT_S = 120.0
@@ -168,15 +170,7 @@ class PiRpc:
             return [e for e in self.events if is_notice(e)]
 
     def close(self) -> int:
-        if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            return self.proc.wait(WAIT_S)
-        finally:
-            self._stderr.close()
+        return close_stdin_and_wait(self.proc, self._stderr, WAIT_S)
 
     def __enter__(self) -> PiRpc:
         return self

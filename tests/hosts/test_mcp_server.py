@@ -11,7 +11,6 @@ so they can see the exit code and what was left on disk.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import sqlite3
@@ -33,33 +32,14 @@ from mcp.shared.message import SessionMessage
 from hindsight_hooks.hosts.mcp_server import DETAILS_META_KEY, ServerOptions, session_file_for_id
 from hindsight_hooks.plugin.tool_params import RecallParams, RetainParams
 
+from .bridge_client import LOCAL_CONFIG, clean_env
+
 SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 T = TypeVar("T")
 Body = Callable[[ClientSession], Awaitable[T]]
 CALL_TIMEOUT_S = 120  # generous: a loaded 2-core machine runs six suites at once
 GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
-
-LOCAL_CONFIG = """\
-backend = "local"
-
-[notifications]
-startup = false
-"""
 USER_BANK = '[banks.user]\nenabled = true\nbank_id = "me"\n'  # only a user config may name it (ADR-063)
-
-
-def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
-    """What the server sees: a tmp home, tmp XDG folders (the embedded store lives in XDG_DATA_HOME)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp / "home"),
-        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
-        "XDG_DATA_HOME": str(tmp / "xdg-data"),
-        "TMPDIR": str(tmp),
-        "LANG": "C.UTF-8",
-    }
-    env.update(extra)
-    return env
 
 
 class Project:
