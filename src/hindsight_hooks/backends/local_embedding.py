@@ -27,13 +27,12 @@ from functools import partial
 from typing import Any, Protocol
 
 from .local_dense import to_blob
-from .local_text import content_words
+from .local_text import content_words, without_role_label
 from .local_windows import neighbour_of
 
 BATCH = 256
 IDLE_S = 30.0  # a worker with nothing to do for this long ends (and closes its connection)
 QUIET_S = 0.5  # vectors are written once no retain has arrived for this long
-_ROLE_LABEL_MAX = 40
 
 
 class VectorEmbedder(Protocol):
@@ -46,8 +45,7 @@ class VectorEmbedder(Protocol):
 
 def embed_text(content: str, context: str) -> str:
     """The text a unit's vector is computed from (see the module doc)."""
-    head, sep, rest = content.partition(": ")
-    body = rest if sep and 0 < len(head) <= _ROLE_LABEL_MAX and " " not in head else content
+    body = without_role_label(content)
     extra = neighbour_of(context)
     return content_words(f"{body}\n{extra}" if extra else body)
 

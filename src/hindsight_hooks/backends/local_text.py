@@ -26,6 +26,7 @@ from .local_script import literal as script_literal
 from .local_script import query_terms as script_query_terms
 
 MAX_TERMS = 12
+ROLE_LABEL_MAX = 40  # a unit's ``role:`` label is one word of at most this many characters
 _WORD = re.compile(r"\w+")
 _FTS_TOKEN = re.compile(r"[^\W_]+")
 _PORTER_MAX = 64
@@ -78,6 +79,13 @@ def query_terms(query: str) -> list[str]:
                 found.append((pos, term))
         found.sort()
     return [term for _, term in found[:MAX_TERMS]]
+
+
+def without_role_label(text: str) -> str:
+    """A unit's message without its ``role:`` label (every transcript unit has one; as a word it
+    would pull every vector the same way and make any two units share it)."""
+    head, sep, rest = text.partition(": ")
+    return rest if sep and 0 < len(head) <= ROLE_LABEL_MAX and " " not in head else text
 
 
 def content_words(text: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from .local_text import STOP_WORDS, fts_tokens, porter_stem
+from .local_text import STOP_WORDS, fts_tokens, porter_stem, without_role_label
 
 TAIL_CHARS = 300
 SAME_SUBJECT = 0.6  # share of the shorter unit's content words the other must contain
@@ -113,8 +113,7 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
 
 def content_stems(text: str) -> frozenset[str]:
     """The stems of a text's content words (no stop words, no 1-char tokens, no role label)."""
-    head, sep, rest = text.partition(": ")
-    body = rest if sep and " " not in head and len(head) <= 40 else text
+    body = without_role_label(text)
     return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
 
 
