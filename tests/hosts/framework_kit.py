@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from hindsight_hooks.hooks import Host, RecordingUI
-from hindsight_hooks.hosts.inprocess import Bounds, session_file
+from hindsight_hooks.host_sessions import session_file_for
+from hindsight_hooks.hosts.inprocess import Bounds
 
 from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, merged
 from .model_server import ModelServer
@@ -81,7 +82,7 @@ def stored_text(project: Project) -> str:
 
 def recall_in_new_session(project: Project, query: str) -> str:
     """What a fresh session of the project gets from the recall tool (through the public Host)."""
-    where = session_file(project.root, "check")
+    where = session_file_for(project.root, "check")
     with Host(project.root, session_file=where, host_name="check", ui=RecordingUI()) as host:
         return host.call_tool("hindsight_recall", {"query": query}).text
 
@@ -176,7 +177,7 @@ SNIPPET_ANSWER = "Redis 7, with a 15 minute TTL."
 
 def state_decision_in_a_host(project: Project) -> None:
     """Session 1, through the public Host: the decision is stated and retained."""
-    where = session_file(project.root, "earlier")
+    where = session_file_for(project.root, "earlier")
     ui = RecordingUI()
     with Host(project.root, session_file=where, host_name="earlier", ui=ui) as host:
         host.agent_end([{"role": "user", "content": DECISION}, {"role": "assistant", "content": "Noted."}])

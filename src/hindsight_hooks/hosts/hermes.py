@@ -196,8 +196,9 @@ class HindsightHooksProvider:
 
     def _open(self, hermes_session_id: str) -> None:
         from ..hooks import Host
+        from ..host_sessions import session_file_for
         from .hookseen import stamp as stamp_seen
-        from .inprocess import Bounds, MemorySession, new_session_id, session_file
+        from .inprocess import Bounds, MemorySession, new_session_id
 
         cwd = self._cwd or _default_cwd()
         sid = (
@@ -210,7 +211,7 @@ class HindsightHooksProvider:
             self._bounds = Bounds.for_project(cwd)
         common: dict[str, Any] = {
             "cwd": cwd,
-            "session_file": session_file(cwd, sid),
+            "session_file": session_file_for(cwd, sid),
             "host_name": self._host_name,
             "ui": self._ui,
             "plugins": self._plugins,

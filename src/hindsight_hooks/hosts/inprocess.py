@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from ..hooks import UI, Host, Message, Tool, ToolResult, message_text
 from ..hooks.context import NotifyLevel
+from ..host_sessions import session_file_for
 from ..plugin.injected import INJECTED_CUSTOM_TYPE
 
 _T = TypeVar("_T")
@@ -149,13 +150,6 @@ def _anchor(messages: Sequence[Message]) -> tuple[int, str] | None:
                 raw = repr(msg.get("content")).encode("utf-8", "replace")
             return i, hashlib.sha256(raw).hexdigest()
     return None
-
-
-def session_file(cwd: Path, session_id: str) -> Path:
-    """The never-written file that names session ``session_id`` (as the CLI and other hosts name it)."""
-    from .hookcmd import session_file_for
-
-    return session_file_for(cwd, session_id)
 
 
 def new_session_id(prefix: str) -> str:
@@ -386,7 +380,7 @@ class MemorySessions:
                 self._bounds = Bounds.for_project(self.cwd)
             host = Host(
                 cwd=self.cwd,
-                session_file=session_file(self.cwd, sid),
+                session_file=session_file_for(self.cwd, sid),
                 host_name=self.host_name,
                 ui=self.ui,
                 plugins=self._plugins,
