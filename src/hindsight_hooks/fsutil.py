@@ -17,6 +17,38 @@ DIR_MODE = 0o700
 GITIGNORE_TEXT = "*\n!.gitignore\n!config.toml\n"
 
 
+def free_name(path: Path, label: str, stamp: int | str, *, reserve: bool = False) -> Path:
+    """A name beside ``path`` that nothing uses yet: ``<name>.<label>-<stamp>``, else with
+    ``-1``, ``-2``... appended.
+
+    Two moves (or backups) in one clock tick must not overwrite each other: nothing we move
+    aside is ever lost. ``reserve`` creates the file (0600, ``O_EXCL``) so that two processes
+    racing for a name never share one; the caller then writes or replaces it.
+    """
+    base = f"{path.name}.{label}-{stamp}"
+    n = 0
+    while True:
+        target = path.with_name(base if n == 0 else f"{base}-{n}")
+        n += 1
+        if not reserve:
+            if not os.path.lexists(target):
+                return target
+            continue
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        except FileExistsError:
+            continue
+        return target
+
+
+def move_aside(path: Path, stamp: int | str, label: str = "corrupt") -> Path:
+    """Rename ``path`` to a free ``<name>.<label>-<stamp>[-n]`` (never deleted, never over
+    another moved-aside file) and return the new path."""
+    target = free_name(path, label, stamp)
+    os.replace(path, target)
+    return target
+
+
 def fsync_dir(path: Path) -> None:
     """fsync a directory so a rename inside it is durable (best effort: not every FS allows it)."""
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..fsutil import free_name
 from ..governance.redact import redact_error, redact_text
 from ..hooks import Command, CommandResult, HostContext
 from ..hooks.catalog import Level
@@ -336,20 +337,9 @@ def _describe_outcome(outcome: Any) -> str:
 
 
 def _backup_path(path: Path) -> Path:
-    """A new ``config.toml.bak-<time>`` beside ``path``, reserved so two runs never share one.
-
-    Named by the second, with ``-2``, ``-3``... when that name is taken: ``init --force`` twice
-    in one second must keep both earlier files, not overwrite the first backup with the second.
-    """
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    for n in range(1, 10_000):
-        candidate = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
-        try:
-            with open(candidate, "x"):
-                return candidate
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free backup name beside {path}")
+    """A new ``config.toml.bak-<time>`` beside ``path``, reserved so two runs never share one
+    (``init --force`` twice in one second keeps both earlier files)."""
+    return free_name(path, "bak", time.strftime("%Y%m%dT%H%M%S"), reserve=True)
 
 
 def _last_receipt(rt: SessionRuntime) -> dict[str, Any] | None:

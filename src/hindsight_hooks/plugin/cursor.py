@@ -37,7 +37,7 @@ from typing import Any, TypeGuard
 import filelock
 import orjson
 
-from ..fsutil import atomic_write_bytes, ensure_private_dir
+from ..fsutil import atomic_write_bytes, ensure_private_dir, move_aside
 from ..hooks.messages import Message
 from ..timing import now_ms
 from .projection import iso_ms
@@ -826,19 +826,10 @@ class CursorStore:
                 return None
             except CursorCorruptError as exc:
                 reason = exc.reason
-            target = self._aside_path()
-            os.replace(self.path, target)
+            target = move_aside(self.path, self._clock())
             atomic_write_bytes(self.path, dump_store({}, target.name))
             return target, reason
 
-    def _aside_path(self) -> Path:
-        stamp = self._clock()
-        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        n = 1
-        while target.exists():
-            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
-            n += 1
-        return target
 
     def quarantine_corrupt(self) -> Path | None:
         """Move an unreadable store aside (for ``/hindsight:doctor --fix``); None if it was fine.
@@ -851,9 +842,7 @@ class CursorStore:
                 self._load()
                 return None
             except CursorCorruptError:
-                target = self._aside_path()
-                os.replace(self.path, target)
-                return target
+                return move_aside(self.path, self._clock())
 
 
 __all__ = [

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..fsutil import move_aside
 from ..governance.redact import redact_error, redact_text
 from ..hooks import CommandResult
 from .runtime import SessionRuntime
@@ -46,13 +47,7 @@ def _json_file_ok(path: Path) -> str | None:
 def _move_aside(path: Path, actions: list[str]) -> None:
     """Rename ``path`` to a free ``<name>.corrupt-<ts>[-n]`` (an earlier fix in the same second
     must not be overwritten: nothing moved aside is ever lost)."""
-    stamp = int(time.time())
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while os.path.lexists(target):
-        n += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    os.replace(path, target)
+    target = move_aside(path, int(time.time()))
     actions.append(f"moved {path} to {target}")
 
 
