@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .install import BACKUP_SUFFIX, FILE_MARKER, Change
+from .install import FILE_MARKER, Change, backup_path
 
 HOSTS = ("codex", "gemini")
 
@@ -118,7 +118,7 @@ def _keep_original_backup(path: Path, original: bytes | None) -> Path | None:
     """After several edits of one file, make its backup the bytes from before the first one."""
     from ..fsutil import atomic_write_bytes
 
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup = backup_path(path)
     if original is None:  # we made the file: the "backup" is our own half-way state
         backup.unlink(missing_ok=True)
         return None

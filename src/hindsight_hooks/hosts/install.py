@@ -143,20 +143,36 @@ def _with(settings: dict[str, Any], specs: Iterable[HookSpec]) -> dict[str, Any]
     return out
 
 
-def _write(path: Path, data: dict[str, Any] | None, existed: bool) -> Path | None:
-    """Back the old file up, then write ``data`` (or remove the file for ``None``) atomically."""
+def backup_path(path: Path) -> Path:
+    """Where the bytes of ``path`` from before our change are kept."""
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def backup_file(path: Path) -> Path:
+    """Copy the existing ``path`` to its backup (0600); returns the backup's path."""
     from ..fsutil import atomic_write_bytes
 
-    backup: Path | None = None
-    if existed:
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        atomic_write_bytes(backup, path.read_bytes(), 0o600)
+    backup = backup_path(path)
+    atomic_write_bytes(backup, path.read_bytes(), 0o600)
+    return backup
+
+
+def write_text(path: Path, text: str, existed: bool) -> None:
+    """Write ``text`` atomically, keeping the file's mode when it ``existed`` (else 0644)."""
+    from ..fsutil import atomic_write_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = (os.stat(path).st_mode & 0o777) if existed else 0o644
+    atomic_write_text(path, text, mode)
+
+
+def write_settings(path: Path, data: dict[str, Any] | None, existed: bool) -> Path | None:
+    """Back the old file up, then write ``data`` as JSON (or remove the file for ``None``); the backup."""
+    backup = backup_file(path) if existed else None
     if data is None:
         path.unlink()
         return backup
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (os.stat(path).st_mode & 0o777) if existed else 0o644
-    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode)
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", existed)
     return backup
 
 
@@ -167,7 +183,7 @@ def install_hooks(path: Path, specs: list[HookSpec]) -> Change:
     wanted = _with(base, specs)
     if existed and wanted == current:
         return Change(path, False)
-    backup = _write(path, wanted, existed)
+    backup = write_settings(path, wanted, existed)
     return Change(path, True, added=[s.event for s in specs], removed=removed, backup=backup)
 
 
@@ -178,7 +194,7 @@ def uninstall_hooks(path: Path) -> Change:
     cleaned, removed = _without_ours(current)
     if not removed:
         return Change(path, False)
-    backup = _write(path, cleaned if cleaned else None, True)
+    backup = write_settings(path, cleaned if cleaned else None, True)
     return Change(path, True, removed=removed, backup=backup, deleted=not cleaned)
 
 

@@ -18,14 +18,13 @@ a backup of the file precedes any change, and removing takes out exactly what wa
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .install import BACKUP_SUFFIX, SettingsError, read_settings
+from .install import SettingsError, backup_file, read_settings, write_settings, write_text
 
 SERVER_NAME = "hindsight"
 TOML_BEGIN = "# >>> hindsight-hooks: installed by `hindsight-hooks install codex` (uninstall removes this block)"
@@ -50,22 +49,6 @@ def is_our_server(entry: Any) -> bool:
     return os.path.basename(entry["command"]) == "hindsight-hooks" and isinstance(args, list) and args[:1] == ["mcp"]
 
 
-def _backup(path: Path) -> Path:
-    from ..fsutil import atomic_write_bytes
-
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    atomic_write_bytes(backup, path.read_bytes(), 0o600)
-    return backup
-
-
-def _write_text(path: Path, text: str, existed: bool) -> None:
-    from ..fsutil import atomic_write_text
-
-    mode = (os.stat(path).st_mode & 0o777) if existed else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text, mode)
-
-
 # --------------------------------------------------------------------------- JSON (Gemini CLI)
 
 
@@ -82,9 +65,7 @@ def install_json(path: Path, entry: dict[str, Any]) -> McpChange:
     if old == entry:
         return McpChange(path, False)
     data["mcpServers"] = {**(servers or {}), SERVER_NAME: entry}
-    backup = _backup(path) if existed else None
-    _write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", existed)
-    return McpChange(path, True, backup=backup)
+    return McpChange(path, True, backup=write_settings(path, data, existed))
 
 
 def uninstall_json(path: Path) -> McpChange:
@@ -100,12 +81,8 @@ def uninstall_json(path: Path) -> McpChange:
         data["mcpServers"] = rest
     else:
         del data["mcpServers"]
-    backup = _backup(path)
-    if not data:
-        path.unlink()
-        return McpChange(path, True, backup=backup, deleted=True)
-    _write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", True)
-    return McpChange(path, True, backup=backup)
+    backup = write_settings(path, data or None, True)
+    return McpChange(path, True, backup=backup, deleted=not data)
 
 
 def json_installed(path: Path) -> bool:
@@ -176,8 +153,8 @@ def install_toml(path: Path, body: str) -> McpChange:
     if text == wanted:
         return McpChange(path, False)
     _parse(path, wanted)
-    backup = _backup(path) if existed else None
-    _write_text(path, wanted, existed)
+    backup = backup_file(path) if existed else None
+    write_text(path, wanted, existed)
     return McpChange(path, True, backup=backup)
 
 
@@ -188,11 +165,11 @@ def uninstall_toml(path: Path) -> McpChange:
     rest, found = _without_block(text)
     if not found:
         return McpChange(path, False)
-    backup = _backup(path)
+    backup = backup_file(path)
     if not rest.strip():
         path.unlink()
         return McpChange(path, True, backup=backup, deleted=True)
-    _write_text(path, rest, True)
+    write_text(path, rest, True)
     return McpChange(path, True, backup=backup)
 
 
