@@ -9,9 +9,8 @@ never see user input they could reject.
 
 Layers, lowest first: defaults < user file < project file < env. The project file is the one
 a cloned repository controls, so it may not name secrets, code, paths outside the project
-(docs/configuration.md#sources-and-safety) or banks to read beyond its own (ADR-063). Decisions the spec leaves open are
-recorded
-in ``adr/004-config-format-and-layering.md``.
+(docs/configuration.md#sources-and-safety) or banks to read beyond its own (ADR-063).
+Decisions the spec leaves open are recorded in ``adr/004-config-format-and-layering.md``.
 """
 
 from __future__ import annotations
