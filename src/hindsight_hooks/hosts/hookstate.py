@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import atomic_write_text, ensure_private_dir
+from ..fsutil import atomic_write_text, ensure_private_dir, move_aside
 
 STATE_DIR = ".hindsight"
 SUBDIR = "hosts"
@@ -62,7 +62,7 @@ class HookSessionState:
                 raise ValueError("not an object")
         except ValueError:
             with contextlib.suppress(OSError):
-                os.replace(self.path, self.path.with_name(f"{self.path.name}.corrupt-{int(self._clock() * 1000)}"))
+                move_aside(self.path, int(self._clock() * 1000))
             return {}
         return data
 
