@@ -97,25 +97,6 @@ class HermesUI:
         return None
 
 
-def _bounded(fn: Callable[[], None], seconds: float, what: str) -> None:
-    """Run ``fn`` on a worker thread and wait at most ``seconds``; it never raises here."""
-    import logging
-
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            fn()
-        except Exception as exc:
-            logging.getLogger("hindsight_hooks").warning("hindsight: %s failed: %s", what, type(exc).__name__)
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=f"hindsight-{what}", daemon=True).start()
-    if not done.wait(seconds):
-        logging.getLogger("hindsight_hooks").warning("hindsight: %s took longer than %.1f s", what, seconds)
-
-
 def _default_cwd() -> Path:
     """Where Hermes works: the terminal tool's folder when Hermes names one (gateway), else ours."""
     named = os.environ.get("TERMINAL_CWD", "").strip()
@@ -317,7 +298,9 @@ class HindsightHooksProvider:
             view = self._remember(messages)
             if durable is None or bounds is None or not view:
                 return
-            _bounded(lambda: durable.agent_end(view), bounds.retain_s, "queue turn")
+            from .inprocess import wait_bounded
+
+            wait_bounded(lambda: durable.agent_end(view), bounds.retain_s, None, "queue turn")
         except Exception:
             pass
 

@@ -157,6 +157,27 @@ def new_session_id(prefix: str) -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
+def wait_bounded(fn: Callable[[], _T], bound_s: float, fallback: _T, what: str) -> _T:
+    """``fn()`` run on a worker thread and waited for at most ``bound_s``; ``fallback`` when it fails or
+    is late (logged, never raised), for synchronous callers that must not block past the bound."""
+    box: list[_T] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append(fn())
+        except Exception as exc:
+            _LOG.warning("hindsight: %s failed: %s", what, type(exc).__name__)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"hindsight-{what}", daemon=True).start()
+    if not done.wait(bound_s):
+        _LOG.warning("hindsight: %s took longer than %.1f s; the run goes on without it", what, bound_s)
+        return fallback
+    return box[0] if box else fallback
+
+
 class MemorySession:
     """One Host (one session of one project) and the adapter-side rules around it."""
 
@@ -181,24 +202,6 @@ class MemorySession:
             _LOG.warning("hindsight: %s failed: %s", what, type(exc).__name__)
         return fallback
 
-    def _wait(self, fn: Callable[[], _T], bound_s: float, fallback: _T, what: str) -> _T:
-        box: list[_T] = []
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                box.append(fn())
-            except Exception as exc:
-                _LOG.warning("hindsight: %s failed: %s", what, type(exc).__name__)
-            finally:
-                done.set()
-
-        threading.Thread(target=run, name=f"hindsight-{what}", daemon=True).start()
-        if not done.wait(bound_s):
-            _LOG.warning("hindsight: %s took longer than %.1f s; the run goes on without it", what, bound_s)
-            return fallback
-        return box[0] if box else fallback
-
     # -- lifecycle -----------------------------------------------------------------------------
     def _claim_start(self) -> bool:
         with self._start_lock:
@@ -222,7 +225,7 @@ class MemorySession:
     def start(self) -> None:
         if self._claim_start():
             try:
-                self._wait(self.host.start, self.bounds.start_s, None, "session start")
+                wait_bounded(self.host.start, self.bounds.start_s, None, "session start")
             finally:
                 self._start_done.set()
         else:
@@ -237,7 +240,7 @@ class MemorySession:
     def close(self) -> None:
         if self._started and not self._closed:
             self._closed = True
-            self._wait(self.host.shutdown, self.bounds.shutdown_s, None, "session end")
+            wait_bounded(self.host.shutdown, self.bounds.shutdown_s, None, "session end")
         self._closed = True
 
     @property
@@ -275,7 +278,7 @@ class MemorySession:
         if self._closed:
             return []
         self.start()
-        returned = self._wait(lambda: self.host.context(messages), self.bounds.recall_s, None, "recall")
+        returned = wait_bounded(lambda: self.host.context(messages), self.bounds.recall_s, None, "recall")
         if returned is None:
             self.host.abort()
             return []
@@ -297,7 +300,7 @@ class MemorySession:
         if self._closed or not messages:
             return
         self.start()
-        self._wait(lambda: self.host.agent_end(messages), self.bounds.retain_s, None, "retain")
+        wait_bounded(lambda: self.host.agent_end(messages), self.bounds.retain_s, None, "retain")
 
     # -- tools ---------------------------------------------------------------------------------
     async def atools(self) -> list[Tool]:
@@ -317,7 +320,7 @@ class MemorySession:
         if self._closed:
             return []
         self.start()
-        return self._wait(lambda: list(self.host.session_tools().values()), self.bounds.start_s, [], "listing tools")
+        return wait_bounded(lambda: list(self.host.session_tools().values()), self.bounds.start_s, [], "listing tools")
 
     async def acall_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         await self.astart()
@@ -331,7 +334,7 @@ class MemorySession:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         self.start()
         late = ToolResult.error(f"{name} did not answer within {self.bounds.tool_s:.0f} s", kind="timeout")
-        return self._wait(lambda: self.host.call_tool(name, arguments), self.bounds.tool_s, late, f"tool {name}")
+        return wait_bounded(lambda: self.host.call_tool(name, arguments), self.bounds.tool_s, late, f"tool {name}")
 
 
 class MemorySessions:
