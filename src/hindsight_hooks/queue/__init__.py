@@ -347,9 +347,6 @@ class RetainQueue:
         after a 404; ``skip_banks`` are left queued untouched (their server is known to be down).
         Raises ``QueueError``/``LockTimeoutError`` only for file or lock failures; delivery
         failures are recorded on the jobs and reported in the result."""
-        if not self._swept:
-            with self._hold():
-                pass
         ctx = FlushContext(
             paths=self.paths,
             cfg=self.cfg,
@@ -358,6 +355,7 @@ class RetainQueue:
             rng=self._rng,
             on_rewrite=self._on_rewrite,
             receipts_path=self.receipts_path,
+            on_claim_lock=self._sweep_locked,  # the sweep in the claim's hold, not a hold of its own
         )
         result = run_flush(
             ctx,

@@ -92,6 +92,8 @@ class FlushContext:
     rng: random.Random
     on_rewrite: Callable[[tuple[int, int], list[Entry]], None]
     receipts_path: Path | None = None
+    on_claim_lock: Callable[[], None] | None = None
+    """Runs first under the claim's hold (the queue's once-per-object temp-file sweep)."""
 
 
 @dataclass
@@ -175,6 +177,8 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
     token = uuid.uuid4().hex
     ttl_s = ctx.cfg.claim_ttl_ms / 1000.0
     with ctx.lock.hold():
+        if ctx.on_claim_lock is not None:
+            ctx.on_claim_lock()
         snap = read_tolerant(ctx.paths.active)
         blocked: set[str] = set()
         claimed: list[dict[str, Any]] = []
