@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from ..hooks.messages import Message
 from ..host_sessions import session_file_for
 from ..plugin.cursor import CursorStore, filter_new
 from .documents import ImportDocument, ImportScope, ImportSettings, SessionFacts, branch_documents
-from .jsonl_lines import numbered_objects
+from .jsonl_lines import epoch_ms, numbered_objects
 from .pi_session import BadLines, EmptyFileError, SessionFormatError
 
 STATE_DIR_NAME = ".hindsight"
@@ -189,15 +188,6 @@ def _leaf(msg: Message, index: int) -> str:
     return str(raw).split(":", 1)[0] if isinstance(raw, str) and raw else f"message-{index}"
 
 
-def _iso_ms(value: str | None) -> int:
-    if not value:
-        return 0
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return 0
-
-
 def build_host_documents(
     parsed: HostFile,
     settings: ImportSettings,
@@ -238,7 +228,7 @@ def build_host_documents(
         host_session_id=parsed.session_id,
     )
     host_scope = ImportScope(host=parsed.host, repo_key=scope.repo_key, cwd=facts.cwd, session_tags=scope.session_tags)
-    now_ms = _iso_ms(parsed.started_at)
+    now_ms = epoch_ms(parsed.started_at) or 0
     documents: list[ImportDocument] = []
     covered: list[int] = []
     for group in groups:
