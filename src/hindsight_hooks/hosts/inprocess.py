@@ -250,11 +250,14 @@ class MemorySession:
     # -- recall --------------------------------------------------------------------------------
     def _after_recall(self, given: list[Message], returned: list[Message]) -> list[Insertion]:
         found = insertions(given, returned)
-        anchor = _anchor(given)
         if found:
+            anchor = _anchor(given)
             self._kept = (anchor, found) if anchor is not None else None
             return found
-        if anchor is not None and self._kept is not None and self._kept[0] == anchor:
+        if self._kept is None:  # nothing kept: no fingerprint to compare (most requests of most runs)
+            return []
+        anchor = _anchor(given)
+        if anchor is not None and self._kept[0] == anchor:
             return [i for i in self._kept[1] if i.before <= len(given)]
         return []
 
