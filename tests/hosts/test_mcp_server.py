@@ -29,7 +29,8 @@ from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.message import SessionMessage
 
-from hindsight_hooks.hosts.mcp_server import DETAILS_META_KEY, ServerOptions, session_file_for_id
+from hindsight_hooks.host_sessions import session_file_for
+from hindsight_hooks.hosts.mcp_server import DETAILS_META_KEY, ServerOptions
 from hindsight_hooks.plugin.tool_params import RecallParams, RetainParams
 
 from .bridge_client import LOCAL_CONFIG, clean_env
@@ -364,7 +365,7 @@ def test_session_options_prefer_the_file_then_the_flag_then_the_environment(tmp_
     given = ServerOptions.resolve(cwd=tmp_path, session_file=Path("t.jsonl"), session_id="flag", env=env)
     assert given.session_file == tmp_path / "t.jsonl"
     flag = ServerOptions.resolve(cwd=tmp_path, session_id="flag", env=env)
-    assert flag.session_file == session_file_for_id(tmp_path, "flag") == tmp_path / ".hindsight/sessions/flag.jsonl"
+    assert flag.session_file == session_file_for(tmp_path, "flag") == tmp_path / ".hindsight/sessions/flag.jsonl"
     assert ServerOptions.resolve(cwd=tmp_path, env=env).session_label == "from-env"
     odd = ServerOptions.resolve(cwd=tmp_path, session_id="../../etc/x y", env={})
     assert odd.session_file.parent == tmp_path / ".hindsight/sessions" and odd.session_label == "..-..-etc-x-y"

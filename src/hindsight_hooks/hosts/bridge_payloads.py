@@ -97,13 +97,14 @@ def command_entry(command: Command) -> dict[str, Any]:
     }
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data (what is not JSON becomes its ``str``)."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def command_answer(result: CommandResult) -> dict[str, Any]:
-    return {"text": result.text, "level": result.level, "data": _jsonable(result.data)}
+    return {"text": result.text, "level": result.level, "data": jsonable(result.data)}
 
 
 def tool_answer(result: ToolResult) -> dict[str, Any]:
-    return {"content": _jsonable(result.content), "details": _jsonable(result.details), "isError": result.is_error}
+    return {"content": jsonable(result.content), "details": jsonable(result.details), "isError": result.is_error}

@@ -10,9 +10,9 @@ tool does.
 
 - Session: ``--session-file`` names a transcript's session; otherwise a session id (flag or
   ``$HINDSIGHT_HOOKS_SESSION_ID``, else a new ``mcp-…`` id) names the never-written file
-  ``<cwd>/.hindsight/sessions/<id>.jsonl``, the same scheme as the CLI's own session
-  (``cli``), so ``--session-id cli`` shares the mode, tags and retain switch that plain shell
-  commands (``hindsight-hooks mode read-only``) set.
+  ``<cwd>/.hindsight/sessions/<id>.jsonl`` (:func:`~hindsight_hooks.host_sessions.session_file_for`),
+  the same scheme as the CLI's own session (``cli``), so ``--session-id cli`` shares the mode,
+  tags and retain switch that plain shell commands (``hindsight-hooks mode read-only``) set.
 - Results: a tool's content parts become MCP content, a tool error (``ToolResult.is_error``)
   becomes ``isError``, and ``details`` travel in ``_meta`` (for the client, not the model).
 - No person is behind an MCP server, so a question (the read-only "Allow?") is answered "no"
@@ -43,8 +43,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from ..cli_commands import CLI_SESSION_FILE
 from ..hooks import ConsoleUI, Host, Tool, ToolResult
+from ..host_sessions import session_file_for
+from .bridge_payloads import jsonable
 
 SESSION_ENV = "HINDSIGHT_HOOKS_SESSION_ID"
 DETAILS_META_KEY = "hindsight-hooks/details"
@@ -52,16 +53,6 @@ SERVER_NAME = "hindsight"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def session_file_for_id(cwd: Path, session_id: str) -> Path:
-    """The never-written file that names session ``session_id`` of the project at ``cwd``.
-
-    The sid of a session is a hash of its file's path (docs/identity-and-scope.md#session-and-document-ids), so this is
-    what makes the same id
-    the same session in every process: the CLI's default session is ``cli``.
-    """
-    return cwd / CLI_SESSION_FILE.parent / f"{session_id}.jsonl"
 
 
 def clean_session_id(raw: str | None) -> str | None:
@@ -99,7 +90,7 @@ class ServerOptions:
         environ = os.environ if env is None else env
         sid = clean_session_id(session_id) or clean_session_id(environ.get(SESSION_ENV))
         sid = sid or f"mcp-{uuid.uuid4().hex[:12]}"
-        return cls(cwd, session_file_for_id(cwd, sid), sid, host_name)
+        return cls(cwd, session_file_for(cwd, sid), sid, host_name)
 
 
 # -- the mapping ----------------------------------------------------------------------------------
@@ -119,7 +110,7 @@ def _content(part: dict[str, Any]) -> types.TextContent | types.ImageContent:
 
 def call_result(result: ToolResult) -> types.CallToolResult:
     """An MCP result from a host result: content as is, errors flagged, details in ``_meta``."""
-    details = json.loads(json.dumps(result.details, ensure_ascii=False, default=str))
+    details = jsonable(result.details)
     return types.CallToolResult(
         content=[_content(part) for part in result.content],
         is_error=result.is_error,

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
 from ..hooks import Host
+from ..host_sessions import session_file_for
 from .bridge_payloads import command_answer, command_entry, context_answer, tool_answer, tool_entry
 from .bridge_ui import BridgeUI
 from .hookseen import stamp as stamp_seen
@@ -376,8 +377,6 @@ def _session_file(cwd: Path, params: dict[str, Any]) -> Path:
     if given:
         path = Path(given)
         return path if path.is_absolute() else cwd / path
-    from .hookcmd import session_file_for
-
     session_id = _text(params, "sessionId", required=False) or f"serve-{os.getpid()}"
     return session_file_for(cwd, session_id)
 
