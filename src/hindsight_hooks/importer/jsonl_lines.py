@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from .pi_session import numbered_lines
+
 
 def read_lines(path: Path, tail_bytes: int | None = None) -> list[dict[str, Any]]:
     """The JSON objects of the file (or of its last ``tail_bytes``), in order."""
@@ -55,12 +57,9 @@ def epoch_ms(value: Any) -> int | None:
 
 def numbered_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:
     """Each non-blank line as ``(1-based line number, its object or None if unparsable, ends with a newline)``."""
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                obj = None
-            yield lineno, obj if isinstance(obj, dict) else None, raw.endswith(b"\n")
+    for lineno, raw in numbered_lines(path):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            obj = None
+        yield lineno, obj if isinstance(obj, dict) else None, raw.endswith(b"\n")
