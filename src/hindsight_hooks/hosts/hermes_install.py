@@ -29,7 +29,7 @@ from typing import Any
 
 from .hermes import PROVIDER_NAME
 from .hermes_config import ConfigChange, ConfigError, ConfigRecord, apply, revert
-from .owned_files import remove_unchanged, sha256_hex, write_changed
+from .owned_files import PLAIN_MODE, remove_unchanged, sha256_hex, write_changed
 
 MANIFEST = ".hindsight-hooks-install.json"
 
@@ -108,10 +108,10 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _write_manifest(folder: Path, files: dict[str, str], record: ConfigRecord) -> None:
+    from ..fsutil import atomic_write_text
+
     body = {"files": files, "config": record.to_json()}
-    tmp = folder / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / MANIFEST)
+    atomic_write_text(folder / MANIFEST, json.dumps(body, indent=2, sort_keys=True) + "\n", PLAIN_MODE)
 
 
 def install(home: Path | None = None) -> HermesChange:

@@ -10,8 +10,12 @@ refuses an unreadable record, Hermes treats it as not ours), so the record itsel
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
+
+from ..fsutil import atomic_write_bytes
+
+PLAIN_MODE = 0o666
+"""Files in another program's tree are plain files: the umask decides their mode, as for ``write_bytes``."""
 
 
 def sha256_hex(data: bytes) -> str:
@@ -29,9 +33,7 @@ def write_changed(folder: Path, wanted: dict[str, bytes]) -> list[str]:
         except OSError:
             same = False
         if not same:
-            tmp = target.with_name(f".{name}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
+            atomic_write_bytes(target, data, PLAIN_MODE)
             written.append(name)
     return written
 
@@ -57,4 +59,4 @@ def remove_unchanged(folder: Path, digests: dict[str, str]) -> tuple[list[str], 
     return removed, kept
 
 
-__all__ = ["remove_unchanged", "sha256_hex", "write_changed"]
+__all__ = ["PLAIN_MODE", "remove_unchanged", "sha256_hex", "write_changed"]

@@ -25,7 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .owned_files import remove_unchanged, sha256_hex, write_changed
+from ..fsutil import atomic_write_bytes
+from .owned_files import PLAIN_MODE, remove_unchanged, sha256_hex, write_changed
 
 EXTENSION_FILES = ("index.ts", "bridge.ts", "session.ts", "settings.ts")
 SETTINGS_FILE = "hindsight.json"
@@ -115,7 +116,7 @@ def install(scope: str, cwd: Path, *, python: str | None = None) -> PiChange:
     manifest = {"files": {name: sha256_hex(data) for name, data in wanted.items()}}
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
     if change.written or not (folder / MANIFEST).is_file():
-        (folder / MANIFEST).write_bytes(manifest_bytes)
+        atomic_write_bytes(folder / MANIFEST, manifest_bytes, PLAIN_MODE)
     return change
 
 
