@@ -65,9 +65,16 @@ _TOOLS: tuple[_Tool, ...] = (
     _tool(r"smbclient|rpcclient|smbmap|smbget|smbcacls", ("-U", "user%"), ("--user", "user%")),
     _tool(r"lftp", ("-u", "user,")),
 )
-# Any tool's name, a group per tool; its left boundary (a word start, a path is fine) is checked
-# in code.
-_TOOL_NAME = re.compile("|".join(f"(?P<t{i}>{tool.name})" for i, tool in enumerate(_TOOLS)) + r"(?![A-Za-z0-9_.\\-])")
+# Any tool's name at a word start (as ``_word_start`` has it: not after a name character, or
+# right after a JSON-escaped break; a path is fine). No group per tool: groups make the engine
+# try every name at every character (300 ms/MB of prose with ``--flags``, four times this), so
+# the tool is told apart only for a name found (``_tool_index``).
+_TOOL_NAME = re.compile(
+    r"(?:(?<![A-Za-z0-9_.\-])|(?<=\\[nrt]))(?:"
+    + "|".join(f"(?:{tool.name})" for tool in _TOOLS)
+    + r")(?![A-Za-z0-9_.\\-])"
+)
+_TOOL_NAMES = tuple(re.compile(tool.name) for tool in _TOOLS)
 _TOOLS_PER_COMMAND = 8
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ESCAPED_BREAKS = ("\\n", "\\r", "\\t")
@@ -166,6 +173,12 @@ def _flag_value(text: str, at: int, flag: str, mode: str) -> Span | None:
     return _secret_part(text, span[0], span[1], mode) if span is not None else None
 
 
+def _tool_index(name: str) -> int:
+    """Which tool a name found by ``_TOOL_NAME`` is: the first whose pattern matches all of it,
+    the alternative the engine took (an earlier one that matched it would have been taken)."""
+    return next(i for i, pattern in enumerate(_TOOL_NAMES) if pattern.fullmatch(name))
+
+
 def _tool_spans(text: str) -> list[Span]:
     """Each flag's value, when a tool of that flag is named earlier in the same command.
 
@@ -185,9 +198,7 @@ def _tool_spans(text: str) -> list[Span]:
             continue
         lo = max(scanned, pos - _COMMAND_MAX_CHARS)
         for m in _TOOL_NAME.finditer(text, lo, pos):
-            if _word_start(text, m.start()):
-                index = int(next(k for k, v in m.groupdict().items() if v is not None)[1:])
-                tools.append((m.start(), m.end(), index))
+            tools.append((m.start(), m.end(), _tool_index(m.group())))
         for b in _COMMAND_END.finditer(text, lo, pos):
             last_break = b.end()
         scanned = pos
