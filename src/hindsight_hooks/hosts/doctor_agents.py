@@ -107,19 +107,9 @@ def _executable(command: str) -> str:
 
 def _hook_commands(path: Path) -> dict[str, str]:
     """event -> executable of each of our hooks in a hooks-shaped JSON settings file."""
-    from .install import is_ours, read_settings
+    from .install import our_hooks, read_settings
 
-    hooks = (read_settings(path) or {}).get("hooks")
-    found: dict[str, str] = {}
-    if not isinstance(hooks, dict):
-        return found
-    for event, groups in hooks.items():
-        for group in groups if isinstance(groups, list) else []:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for hook in inner if isinstance(inner, list) else []:
-                if is_ours(hook):
-                    found[str(event)] = _executable(hook["command"])
-    return found
+    return {str(event): _executable(hook["command"]) for event, hook in our_hooks(read_settings(path) or {})}
 
 
 def _with_hooks(found: ScopeInstall) -> ScopeInstall:

@@ -26,7 +26,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,19 @@ def hook_command(host: str, event: str, python: str | None = None) -> str:
 
 def is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and MARKER in hook["command"]
+
+
+def our_hooks(settings: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each hook of ours in a hooks-shaped settings object, with its event, in file order."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if is_ours(hook):
+                    yield event, hook
 
 
 def read_settings(path: Path) -> dict[str, Any] | None:
@@ -204,8 +217,7 @@ def installed_events(path: Path) -> list[str]:
         current = read_settings(path)
     except SettingsError:
         return []
-    _, removed = _without_ours(current or {})
-    return removed
+    return [event for event, _ in our_hooks(current or {})]
 
 
 # --------------------------------------------------------------------------- command files
