@@ -135,6 +135,18 @@ def insertions(given: Sequence[Message], returned: Sequence[Message]) -> list[In
     return found
 
 
+def insert_blocks(
+    items: Sequence[Any], origins: Sequence[int], found: list[Insertion], make: Callable[[str], Any]
+) -> list[Any]:
+    """A new list of a framework's ``items`` with ``make(text)`` for each block, before the item its
+    insertion was counted before (``origins[i]``: the item message ``i`` of the recall view came from),
+    or after the last item. Later positions go in first, so the earlier ones' indices still hold."""
+    out = list(items)
+    for ins in sorted(found, key=lambda x: x.before, reverse=True):
+        out.insert(origins[ins.before] if ins.before < len(origins) else len(out), make(ins.text))
+    return out
+
+
 def _anchor(messages: Sequence[Message]) -> tuple[int, str] | None:
     """The last user message (index and a fingerprint): a run's later requests still end with it."""
     import hashlib

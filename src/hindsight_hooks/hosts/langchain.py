@@ -43,8 +43,8 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
     ) from exc
 
 from ..hooks import UI, Message, Tool
-from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_text
-from .openai_messages import for_retain, to_messages
+from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, insert_blocks, tool_text
+from .openai_messages import for_recall, for_retain
 
 HOST_NAME = "langchain"
 ModelCallResult = ModelResponse[Any] | AIMessage | Any
@@ -72,18 +72,12 @@ def to_chat(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], list[int]]:
 
 def conversation(messages: Sequence[Any]) -> tuple[list[Message], list[int]]:
     """What recall reads (Pi-shaped, no system messages) and the message each came from."""
-    chat, origins = to_chat(messages)
-    keep = [k for k, m in enumerate(chat) if m.get("role") not in ("system", "developer")]
-    return to_messages([chat[k] for k in keep]), [origins[k] for k in keep]
+    return for_recall(*to_chat(messages))
 
 
 def with_block(messages: Sequence[Any], origins: list[int], found: list[Insertion]) -> list[Any]:
     """A new message list with each block as a ``HumanMessage`` before the message it was put before."""
-    out = list(messages)
-    for ins in sorted(found, key=lambda x: x.before, reverse=True):
-        at = origins[ins.before] if ins.before < len(origins) else len(out)
-        out.insert(at, HumanMessage(content=ins.text))
-    return out
+    return insert_blocks(messages, origins, found, lambda text: HumanMessage(content=text))
 
 
 def for_memory(messages: Sequence[Any]) -> list[Message]:

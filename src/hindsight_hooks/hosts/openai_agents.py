@@ -48,8 +48,16 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
     ) from exc
 
 from ..hooks import UI, Message, Tool
-from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_schema, tool_text
-from .openai_messages import for_retain, to_messages
+from .inprocess import (
+    ClosesSessions,
+    Insertion,
+    MemorySession,
+    MemorySessions,
+    insert_blocks,
+    tool_schema,
+    tool_text,
+)
+from .openai_messages import for_recall, for_retain
 
 HOST_NAME = "openai-agents"
 _MAX_KEPT_BLOCKS = 256
@@ -135,21 +143,20 @@ def to_chat(items: Sequence[Any]) -> tuple[list[dict[str, Any]], list[int]]:
 
 def conversation(items: Sequence[Any]) -> tuple[list[Message], list[int]]:
     """What recall reads (Pi-shaped, no instructions) and the input item each message came from."""
-    chat, origins = to_chat(items)
-    keep = [k for k, m in enumerate(chat) if m["role"] not in ("system", "developer")]
-    return to_messages([chat[k] for k in keep]), [origins[k] for k in keep]
+    return for_recall(*to_chat(items))
 
 
 def with_block(items: Sequence[Any], origins: list[int], found: list[Insertion]) -> tuple[list[Any], list[Any]]:
     """A new input list with each block as a ``user`` item before the item it was put before (and the
     block items, so the hooks can tell them apart by identity)."""
-    out = list(items)
     blocks: list[Any] = []
-    for ins in sorted(found, key=lambda x: x.before, reverse=True):
-        block: dict[str, Any] = {"role": "user", "content": ins.text}
-        blocks.append(block)
-        out.insert(origins[ins.before] if ins.before < len(origins) else len(out), block)
-    return out, blocks
+
+    def block(text: str) -> dict[str, Any]:
+        item: dict[str, Any] = {"role": "user", "content": text}
+        blocks.append(item)
+        return item
+
+    return insert_blocks(items, origins, found, block), blocks
 
 
 # --------------------------------------------------------------------------- the pieces

@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..hooks.messages import Message
+
+_O = TypeVar("_O")
 
 OpenAIMessage = dict[str, Any]
 """One Chat Completions message: ``{"role": "system"|"developer"|"user"|"assistant"|"tool", ...}``."""
@@ -416,6 +418,13 @@ def for_retain(messages: Iterable[Any], *, timestamp_ms: int | None = None) -> l
     return out
 
 
+def for_recall(chat: Sequence[Mapping[str, Any]], origins: Sequence[_O]) -> tuple[list[Message], list[_O]]:
+    """What an adapter hands ``context``: a framework's history (as OpenAI messages, with where each came
+    from) as the Pi-shaped conversation without ``system``/``developer`` messages, and the origins kept."""
+    keep = [k for k, m in enumerate(chat) if m.get("role") not in _INSTRUCTION_ROLES]
+    return to_messages([chat[k] for k in keep]), [origins[k] for k in keep]
+
+
 def strip_block(text: str) -> str:
     """``text`` without our complete recall blocks (raw or HTML-escaped); for hosts that hand us bare strings."""
     from ..plugin.injected import strip_injected_blocks
@@ -423,4 +432,4 @@ def strip_block(text: str) -> str:
     return strip_injected_blocks(text)
 
 
-__all__ = ["META_KEY", "OpenAIMessage", "for_retain", "strip_block", "to_messages", "to_openai"]
+__all__ = ["META_KEY", "OpenAIMessage", "for_recall", "for_retain", "strip_block", "to_messages", "to_openai"]

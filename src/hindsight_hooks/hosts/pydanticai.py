@@ -49,7 +49,7 @@ except ImportError as exc:  # tests/hosts/test_inprocess.py imports it without t
 
 from ..hooks import UI, Message
 from .inprocess import ClosesSessions, Insertion, MemorySession, MemorySessions, tool_schema, tool_text
-from .openai_messages import for_retain, to_messages
+from .openai_messages import for_recall, for_retain
 
 HOST_NAME = "pydantic-ai"
 _ANY_ARGS = SchemaValidator(core_schema.any_schema())
@@ -138,9 +138,7 @@ def to_chat(history: Sequence[pm.ModelMessage]) -> tuple[list[dict[str, Any]], l
 
 def conversation(history: Sequence[pm.ModelMessage]) -> tuple[list[Message], list[Origin]]:
     """What recall reads (the Pi-shaped conversation, no system prompts) and where each message came from."""
-    chat, origins = to_chat(history)
-    keep = [k for k, m in enumerate(chat) if m["role"] != "system"]
-    return to_messages([chat[k] for k in keep]), [origins[k] for k in keep]
+    return for_recall(*to_chat(history))
 
 
 def with_block(history: Sequence[pm.ModelMessage], origins: list[Origin], found: list[Insertion]) -> list[Any]:
