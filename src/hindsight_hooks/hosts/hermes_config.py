@@ -21,7 +21,6 @@ file survive the exact undo, which restores bytes, but not an install that has t
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 from ..fsutil import FILE_MODE, atomic_write_bytes
 from .hermes import PROVIDER_NAME
 from .hermes_plugin import PLUGIN_NAME
+from .owned_files import sha256_hex
 
 BACKUP_SUFFIX = ".hindsight-hooks.bak"
 
@@ -71,10 +71,6 @@ class ConfigChange:
     restored: bool = False
     deleted: bool = False
     notes: list[str] = field(default_factory=list)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _yaml() -> Any:
@@ -136,7 +132,7 @@ def _section(data: dict[str, Any], key: str, path: Path) -> dict[str, Any] | Non
 def apply(path: Path, record: ConfigRecord | None) -> tuple[ConfigChange, ConfigRecord]:
     """Set our provider and enable our plugin; returns what changed and the record to keep."""
     raw, data = _load(path)
-    rec = record or ConfigRecord(existed=raw is not None, before_sha=_sha(raw) if raw is not None else "")
+    rec = record or ConfigRecord(existed=raw is not None, before_sha=sha256_hex(raw) if raw is not None else "")
     change = ConfigChange(path)
     memory = _section(data, "memory", path)
     plugins = _section(data, "plugins", path)
@@ -168,14 +164,14 @@ def apply(path: Path, record: ConfigRecord | None) -> tuple[ConfigChange, Config
 
     if not change.changed:
         return change, rec
-    if raw is None or record is None or rec.written_sha != _sha(raw):  # not the file we wrote last time
+    if raw is None or record is None or rec.written_sha != sha256_hex(raw):  # not the file we wrote last time
         rec.existed = raw is not None
-        rec.before_sha = _sha(raw) if raw is not None else ""
+        rec.before_sha = sha256_hex(raw) if raw is not None else ""
     if raw is not None:
         change.backup = _backup(path, raw)
     written = _dump(data)
     _write(path, written)
-    rec.written_sha = _sha(written)
+    rec.written_sha = sha256_hex(written)
     return change, rec
 
 
@@ -187,7 +183,7 @@ def revert(path: Path, record: ConfigRecord) -> ConfigChange:
     except FileNotFoundError:
         return change
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if record.written_sha and _sha(raw) == record.written_sha:
+    if record.written_sha and sha256_hex(raw) == record.written_sha:
         if not record.existed:
             path.unlink()
             change.changed = change.deleted = change.restored = True
@@ -196,7 +192,7 @@ def revert(path: Path, record: ConfigRecord) -> ConfigChange:
             old = backup.read_bytes()
         except OSError:
             old = None
-        if old is not None and _sha(old) == record.before_sha:
+        if old is not None and sha256_hex(old) == record.before_sha:
             _write(path, old)
             backup.unlink()  # the same bytes as the file again
             change.changed = change.restored = True
