@@ -73,7 +73,8 @@ def line_keys(line: str) -> list[str]:
         return []
     keys: list[str] = []
     undated = _TRAILING_DAY.sub("", line)
-    for form in (line, undated, _TRAILING_TAGS.sub("", undated)):
+    # Most lines have no day and no tags: a form equal to one before it has its key already.
+    for form in dict.fromkeys((line, undated, _TRAILING_TAGS.sub("", undated))):
         key = _normal(form)
         if len(key) >= MIN_KEY_CHARS and key not in keys:
             keys.append(key)
