@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindsight_hooks.cli import cwd_of, register
+
+if TYPE_CHECKING:
+    from hindsight_hooks.hosts.install import Change
 
 INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
@@ -59,10 +64,7 @@ def _target(ns: argparse.Namespace) -> Path:
     return settings_path(ns.scope, cwd_of(ns))
 
 
-def _report(ns: argparse.Namespace, change: object, verb: str) -> int:
-    from hindsight_hooks.hosts.install import Change
-
-    assert isinstance(change, Change)
+def _report(ns: argparse.Namespace, change: Change, verb: str) -> int:
     folder = _commands_folder(ns)
     if ns.json:
         print(
@@ -163,42 +165,40 @@ def _run_agent(ns: argparse.Namespace, verb: str) -> int:
     return 0
 
 
-def _run_install(ns: argparse.Namespace) -> int:
-    if ns.host in ("codex", "gemini"):
-        return _run_agent(ns, "install")
-    if ns.host == "pi":
-        return _run_pi(ns, "install")
-    if ns.host == "hermes":
-        return _run_hermes(ns, "install")
-    from hindsight_hooks.hosts.claude_code import hook_specs
-    from hindsight_hooks.hosts.claude_commands import command_files
-    from hindsight_hooks.hosts.install import SettingsError, install_files, install_hooks
+def _run_claude_code(ns: argparse.Namespace, verb: str) -> int:
+    """Claude Code: hooks in its settings.json and the /hindsight:* slash commands beside it."""
+    from hindsight_hooks.hosts import install
 
     try:
-        change = install_hooks(_target(ns), hook_specs())
-        change.files = install_files(_commands_folder(ns), command_files())
-    except (SettingsError, OSError) as exc:
-        print(f"hindsight-hooks install: {exc}")
+        if verb == "install":
+            from hindsight_hooks.hosts.claude_code import hook_specs
+            from hindsight_hooks.hosts.claude_commands import command_files
+
+            change = install.install_hooks(_target(ns), hook_specs())
+            change.files = install.install_files(_commands_folder(ns), command_files())
+        else:
+            change = install.uninstall_hooks(_target(ns))
+            change.files = install.uninstall_files(_commands_folder(ns))
+    except (install.SettingsError, OSError) as exc:
+        print(f"hindsight-hooks {verb}: {exc}")
         return 1
-    return _report(ns, change, "install")
+    return _report(ns, change, verb)
 
 
-def _run_uninstall(ns: argparse.Namespace) -> int:
-    if ns.host in ("codex", "gemini"):
-        return _run_agent(ns, "uninstall")
-    if ns.host == "pi":
-        return _run_pi(ns, "uninstall")
-    if ns.host == "hermes":
-        return _run_hermes(ns, "uninstall")
-    from hindsight_hooks.hosts.install import SettingsError, uninstall_files, uninstall_hooks
+_RUNNERS: dict[str, Callable[[argparse.Namespace, str], int]] = {
+    "claude-code": _run_claude_code,
+    "pi": _run_pi,
+    "hermes": _run_hermes,
+    "codex": _run_agent,
+    "gemini": _run_agent,
+}
 
-    try:
-        change = uninstall_hooks(_target(ns))
-        change.files = uninstall_files(_commands_folder(ns))
-    except (SettingsError, OSError) as exc:
-        print(f"hindsight-hooks uninstall: {exc}")
-        return 1
-    return _report(ns, change, "uninstall")
+
+def _run_verb(verb: str) -> Callable[[argparse.Namespace], int]:
+    def run(ns: argparse.Namespace) -> int:
+        return _RUNNERS[ns.host](ns, verb)
+
+    return run
 
 
 register(
@@ -207,5 +207,10 @@ register(
     _hook_args,
     _run_hook,
 )
-register("install", "add our memory hooks to an agent program's settings (a backup first)", _install_args, _run_install)
-register("uninstall", "remove exactly the hooks `install` added", _install_args, _run_uninstall)
+register(
+    "install",
+    "add our memory hooks to an agent program's settings (a backup first)",
+    _install_args,
+    _run_verb("install"),
+)
+register("uninstall", "remove exactly the hooks `install` added", _install_args, _run_verb("uninstall"))
