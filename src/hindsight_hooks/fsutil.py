@@ -63,8 +63,11 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace ``path`` with ``data`` atomically; the temp file never outlives a failure."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically; the temp file never outlives a failure.
+
+    ``durable=False`` skips both fsyncs: still never torn, but a power cut may lose the write
+    (for state whose loss costs little, written on a hot path)."""
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -74,7 +77,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -82,7 +86,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:

@@ -28,7 +28,6 @@ import html
 import json
 import os
 import re
-import secrets
 import threading
 import time
 import weakref
@@ -36,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fsutil import FILE_MODE, ensure_private_dir
+from ..fsutil import atomic_write_bytes, ensure_private_dir
 from ..governance.redact import redact_error
 from .injected import strip_injected_blocks
 from .render import BLOCK_CLOSE, BLOCK_HEADER, MODELS_CLOSE, MODELS_INTRO, MODELS_OPEN, MODELS_TRUNCATED
@@ -148,7 +147,11 @@ class InjectedLines:
                 first = not self.path.exists()
                 if first:
                     ensure_private_dir(self.path.parent)
-                _replace_quickly(self.path, json.dumps({"version": 1, "keys": list(self._keys)}))
+                # Not fsynced: this runs inside the ``context`` hook, and a record lost to a power
+                # cut only lets a quoted line through, so it is not worth the milliseconds two
+                # fsyncs cost (ADR-023's budget is 5 ms for the whole hook).
+                record = json.dumps({"version": 1, "keys": list(self._keys)})
+                atomic_write_bytes(self.path, record.encode("utf-8"), durable=False)
                 if first:
                     _sweep(self.path.parent, keep=self.path)
 
@@ -160,22 +163,6 @@ class InjectedLines:
 
 # Every fixed line contains one of these (case-folded): text without any skips the line checks.
 _FIXED_HINTS = ("hindsight", "mental_models", "relevant prior memory", "memory is background", "curated summaries")
-
-
-def _replace_quickly(path: Path, text: str) -> None:
-    """Atomic (temp file + rename, 0600) but not fsynced: this runs inside the ``context`` hook,
-    and a record lost to a power cut only lets a quoted line through, so it is not worth the
-    milliseconds two fsyncs cost (ADR-023's budget is 5 ms for the whole hook)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _sweep(folder: Path, keep: Path) -> None:
