@@ -25,7 +25,7 @@ from hindsight_hooks.hosts.inprocess import Bounds
 
 from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, merged
 from .model_server import ModelServer
-from .model_server_chat import CHAT_ROUTE, chat_messages, message_text
+from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 
 DECISION = "We decided to use Redis 7 for the session cache, with a 15 minute TTL."
 """What session 1 states; session 2 must be shown it in our block."""
@@ -73,6 +73,13 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
 def project(tmp_path: Path, isolated_home: Path) -> Project:
     """A project on the embedded store (the database in the project's own ``.hindsight``)."""
     return Project(tmp_path / "repo", LOCAL_CONFIG)
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    """A scripted Chat Completions server with no replies yet (the Agents SDK and LangChain tests)."""
+    with ModelServer([], dialects=(ChatCompletions(),)) as srv:
+        yield srv
 
 
 def stored_text(project: Project) -> str:
@@ -161,6 +168,16 @@ def corrupt_state(project: Project) -> None:
         for name in ("x.json", "y.json"):
             (state / folder / name).write_bytes(b"\xff\xfe not json")
     (state / "memory.db").write_bytes(b"this is not a SQLite database\x00" * 64)
+
+
+def assert_trouble_cost_at_most_the_bound(trouble: Trouble, took: float, server: ModelServer) -> None:
+    """After two runs under ``trouble`` against the scripted chat server (3 model calls, one call of the
+    recall tool): the plugin met the trouble, the runs took at most the bound, the tool answered and the
+    run went on, and no request carried a block."""
+    assert trouble.was_met(), trouble.name
+    assert took < trouble.bound_s(runs=2, model_calls=3, tool_calls=1), (trouble.name, took)
+    assert len(role_texts(chat_requests(server)[-1], "tool")) == 1  # the tool answered, the run went on
+    assert not any(has_block(t) for r in chat_requests(server) for t in role_texts(r, "user"))
 
 
 @pytest.fixture(params=TROUBLES)
