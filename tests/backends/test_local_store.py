@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -347,6 +348,33 @@ def test_each_thread_gets_its_own_connection(tmp_path: Path) -> None:
     assert len(texts(backend, "b")) == 80
     backend.close()
     assert len(texts(backend, "b")) == 80  # reopens lazily after close
+
+
+def test_a_new_thread_takes_over_the_connection_of_one_that_ended(tmp_path: Path) -> None:
+    """A host that serves each request on a thread of its own (the warm helper) must not open,
+    and leave open, one connection per request; one left inside a transaction is not taken."""
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item("the billing port is 4821", "d")], operation_id="op")
+    seen: list[int] = []
+    found: list[list[str]] = []
+
+    def in_thread(work: Callable[[], None]) -> None:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+
+    def request() -> None:
+        seen.append(id(backend._conn()))
+        found.append([h.text for h in backend.recall("b", RecallRequest(query="billing port")).hits])
+
+    for _ in range(5):
+        in_thread(request)
+    assert len(set(seen)) == 1
+    assert found == [["the billing port is 4821"]] * 5
+    in_thread(lambda: backend._conn().execute("BEGIN"))  # ends with its connection in a transaction
+    in_thread(request)
+    assert len(set(seen)) == 2 and found[-1] == ["the billing port is 4821"]
+    backend.close()
 
 
 # -- files we must not touch -------------------------------------------------------------------------
