@@ -15,10 +15,16 @@ from typing import Any
 SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 
 
-def cli(home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``hindsight-hooks *args`` in ``cwd`` with ``HOME=home`` and none of our, XDG or Codex variables."""
+def home_env(home: Path) -> dict[str, str]:
+    """This environment with ``HOME=home`` and none of our, XDG or Codex variables."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_", "CODEX_"))}
     base["HOME"] = str(home)
+    return base
+
+
+def cli(home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``hindsight-hooks *args`` in ``cwd`` with :func:`home_env` (plus ``env``)."""
+    base = home_env(home)
     base.update(env or {})
     return subprocess.run(
         [str(SCRIPT), *args], cwd=cwd, env=base, capture_output=True, text=True, timeout=120, check=False

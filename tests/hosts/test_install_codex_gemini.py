@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .install_kit import SCRIPT
+from .install_kit import SCRIPT, home_env
 from .install_kit import cli as _cli
 from .install_kit import our_hooks as _ours
 from .readme_lines import install_line
@@ -254,8 +254,7 @@ def test_gemini_settings_that_are_not_json_are_refused_untouched(dirs: tuple[Pat
 @pytest.mark.parametrize("agent", ["Codex CLI", "Gemini CLI"])
 def test_the_readme_line_installs_as_written(dirs: tuple[Path, Path], agent: str) -> None:
     home, project = dirs
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT", "XDG_", "CODEX_"))}
-    env.update({"HOME": str(home), "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+    env = home_env(home) | {"PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
         ["bash", "-c", install_line(agent)],
         cwd=project,
