@@ -90,10 +90,6 @@ def load_chat(path: Path) -> tuple[list[list[Message]], list[dict[str, Any]]]:
     return sessions, list(raw.get("qa", []))
 
 
-def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
 def build_store(path: Path, sessions: list[list[Message]], semantic: Any = None) -> LocalBackend:
     backend = LocalBackend(path, semantic=semantic)
     op = 0
@@ -102,7 +98,7 @@ def build_store(path: Path, sessions: list[list[Message]], semantic: Any = None)
         for lo in range(0, len(turns), 4):
             delta = turns[lo : lo + 4]
             msgs = [{"role": t.role, "content": t.text, "timestamp": int(t.epoch * 1000)} for t in delta]
-            item = {"content": json.dumps(msgs, ensure_ascii=False), "timestamp": iso(delta[-1].epoch),
+            item = {"content": json.dumps(msgs, ensure_ascii=False), "timestamp": rq.iso(delta[-1].epoch),
                     "context": f'Chat session for "realtalk", session {sid}.jsonl',
                     "document_id": f"hh-session:{sid}", "update_mode": "append",
                     "tags": ["source:chat", f"session:{sid}"], "metadata": {"retain_source": "auto"}}  # fmt: skip
@@ -152,7 +148,7 @@ def run(data: Path, semantic: bool) -> dict[str, Any]:
                     continue
                 questions += 1
                 req = RecallRequest(query=q["question"], limit=TOP_K, max_tokens=1_000_000,
-                                    query_timestamp=iso(query_epoch))  # fmt: skip
+                                    query_timestamp=rq.iso(query_epoch))  # fmt: skip
                 found = {
                     "store": [by_text.get(h.text, set()) for h in store.recall(BANK, req).hits],
                     "plain_bm25": [{t} for t in rq.bm25_top(plain, rq.plain_words(q["question"]))],
@@ -172,8 +168,7 @@ def run(data: Path, semantic: bool) -> dict[str, Any]:
         report[name] = {"recall_at_10": 100 * statistics.mean(every),
                         "by_category": {c: 100 * statistics.mean(v) for c, v in sorted(per_cat.items())}}  # fmt: skip
     if semantic:
-        report["hybrid_vs_bm25_points"] = report["hybrid"]["recall_at_10"] - report["plain_bm25"]["recall_at_10"]
-        report["hybrid_vs_vector_points"] = report["hybrid"]["recall_at_10"] - report["vector_only"]["recall_at_10"]
+        rq.add_hybrid_points(report)
     return report
 
 
@@ -196,14 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'':30}{'all':>8}" + "".join(f"{'cat ' + c:>9}" for c in cats))
     rows = (("store", "embedded store (lexical)"), ("hybrid", "store + [semantic] (hybrid)"),
             ("plain_bm25", "plain FTS5 bm25 over messages"), ("vector_only", "vector-only, same model"))  # fmt: skip
-    for name, label in rows:
-        if name in report:
-            row = report[name]
-            print(f"  {label:30}{row['recall_at_10']:8.1f}" + "".join(f"{row['by_category'][c]:9.1f}" for c in cats))
+    rq.print_rows(report, rows, cats)
     if semantic:
-        for key, label in (("hybrid_vs_bm25_points", "plain bm25"), ("hybrid_vs_vector_points", "vector-only")):
-            verdict = "met" if report[key] >= TARGET_POINTS else "NOT met"
-            print(f"  hybrid vs {label}: {report[key]:+.1f} points (target ≥ +{TARGET_POINTS:.0f}: {verdict})")
+        rq.print_hybrid_verdicts(report, TARGET_POINTS)
     return 0
 
 
