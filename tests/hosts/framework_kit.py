@@ -23,7 +23,7 @@ from hindsight_hooks.hooks import Host, RecordingUI
 from hindsight_hooks.host_sessions import session_file_for
 from hindsight_hooks.hosts.inprocess import Bounds
 
-from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, merged
+from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, closed_port_url, isolated, merged  # noqa: F401
 from .model_server import ModelServer
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 
@@ -34,7 +34,6 @@ DECISION_MARK = "Redis 7 for the session cache"
 QUESTION = "What did we decide about the session cache?"
 BLOCK_MARKERS = ("<hindsight-memory>", "</hindsight-memory>", "&lt;hindsight-memory&gt;", "Relevant prior memory")
 
-HINDSIGHT_KEY_REF = "HINDSIGHT_API_KEY_REF"
 SLACK_S = 8.0
 """Framework overhead on a loaded 2-core machine, on top of the bounds the adapter promises."""
 
@@ -53,20 +52,13 @@ def has_block(text: str) -> bool:
 
 
 @pytest.fixture
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """HOME and XDG folders in ``tmp_path``; no Hindsight settings from the caller; cwd in the tmp folder."""
-    for key in list(os.environ):
-        if key.startswith("HINDSIGHT_HOOKS_") or key in ("HINDSIGHT_BASE_URL", "HINDSIGHT_API_KEY", HINDSIGHT_KEY_REF):
-            monkeypatch.delenv(key, raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+def isolated_home(tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+    """hostkit's ``isolated`` HOME and XDG folders (no Hindsight settings from the caller), the frameworks'
+    trace exports off, and the cwd in the tmp folder. A test module using it imports ``isolated`` too."""
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # the Agents SDK would export traces
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.chdir(tmp_path)
-    yield home
+    return isolated
 
 
 @pytest.fixture

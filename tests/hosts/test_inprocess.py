@@ -17,9 +17,9 @@ from hindsight_hooks.hooks import HostContext, Message, hookimpl
 from hindsight_hooks.hosts.inprocess import GRACE_S, MAX_OPEN_SESSIONS, Bounds, Insertion, MemorySessions, insertions
 
 from ..plugin.hostkit import Project
-from .framework_kit import TIGHT, isolated_home
+from .framework_kit import TIGHT, isolated, isolated_home
 
-__all__ = ["isolated_home"]
+__all__ = ["isolated", "isolated_home"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
 
 BLOCK = "<hindsight-memory>\nremembered\n</hindsight-memory>"

@@ -33,6 +33,7 @@ from .framework_kit import (
     assert_trouble_cost_at_most_the_bound,
     command_in_session,
     has_block,
+    isolated,
     isolated_home,
     project,
     server,
@@ -41,7 +42,7 @@ from .framework_kit import (
 )
 from .model_server import ModelServer, Reply
 
-__all__ = ["isolated_home", "project", "server", "trouble"]  # fixtures used by name below
+__all__ = ["isolated", "isolated_home", "project", "server", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
 HEADING = "LangChain / LangGraph"  # the README section whose snippet runs as written
 

@@ -31,6 +31,7 @@ from .framework_kit import (
     chat_requests,
     command_in_session,
     has_block,
+    isolated,
     isolated_home,
     project,
     role_texts,
@@ -40,7 +41,7 @@ from .framework_kit import (
 )
 from .model_server import ModelServer, Reply
 
-__all__ = ["isolated_home", "project", "server", "trouble"]  # fixtures used by name below
+__all__ = ["isolated", "isolated_home", "project", "server", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
 HEADING = "OpenAI Agents SDK"  # the README section whose snippet runs as written
 

@@ -37,6 +37,7 @@ from .framework_kit import (
     assert_stored_without_block,
     command_in_session,
     has_block,
+    isolated,
     isolated_home,
     project,
     recall_in_new_session,
@@ -44,7 +45,7 @@ from .framework_kit import (
     trouble,
 )
 
-__all__ = ["isolated_home", "project", "trouble"]  # fixtures used by name below
+__all__ = ["isolated", "isolated_home", "project", "trouble"]  # fixtures used by name below
 pytestmark = pytest.mark.anyio
 HEADING = "pydantic-ai"  # the README section whose snippet runs as written
 
