@@ -149,3 +149,52 @@ def test_concurrent_runs_never_share_copies(tmp_path: Path) -> None:
     assert len(seen) == 3
     assert all(a is not b for a, b in zip(seen[1], seen[2], strict=True))
     assert seen[1] == seen[2] == transcript
+
+
+class ContextPlugin:
+    """Scribbles on the list it gets; returns it with one message added when ``inject``."""
+
+    def __init__(self, inject: bool) -> None:
+        self.inject = inject
+        self.got: list[list[Message]] = []
+
+    @hookimpl
+    def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
+        self.got.append(messages)
+        messages[0]["content"] = "scribbled"
+        if not self.inject:
+            return None
+        return [*messages, {"role": "user", "content": "block"}]
+
+
+def test_context_copies_the_transcript_once_when_a_plugin_replaces_it(tmp_path: Path, monkeypatch: Any) -> None:
+    from hindsight_hooks.hooks import host as host_module
+
+    copies: list[object] = []
+    real = host_module.deep_copy
+
+    def counting(value: Any) -> Any:
+        copies.append(value)
+        return real(value)
+
+    monkeypatch.setattr(host_module, "deep_copy", counting)
+    transcript = [user(0), user(1)]
+    injector = ContextPlugin(inject=True)
+    out = host_with(tmp_path, injector).context(transcript)
+    assert len(copies) == 1
+    assert out[-1]["content"] == "block" and out is not transcript
+    assert transcript == [user(0), user(1)] and injector.got[0] is not transcript
+
+    # Nobody replaces it: the result is a copy of the host's messages, not the plugins' lists.
+    copies.clear()
+    a, b = ContextPlugin(inject=False), ContextPlugin(inject=False)
+    out = host_with(tmp_path, a, b).context(transcript)
+    assert len(copies) == 3  # one per plugin and one for the result
+    assert out == [user(0), user(1)] and out is not transcript
+    assert all(out is not got[0] for got in (a.got, b.got)) and a.got[0] is not b.got[0]
+    assert b.got[0][0]["content"] == "scribbled" and transcript == [user(0), user(1)]
+
+    # No plugin at all: the one copy made up front is the result.
+    copies.clear()
+    out = host_with(tmp_path).context(transcript)
+    assert len(copies) == 1 and out == transcript and out is not transcript

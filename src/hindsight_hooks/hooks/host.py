@@ -118,22 +118,34 @@ class Host:
         self._each("session_start", lambda f: f(ctx=self.ctx))
 
     def context(self, messages: list[Message]) -> list[Message]:
-        """Return the message list the model should see (plugins' replacements chained)."""
+        """Return the message list the model should see (plugins' replacements chained).
+
+        Each plugin gets a private copy, and the result is a copy too (the host's own list only
+        when it cannot be copied at all). A copy is made only when one is handed out: the first
+        plugin gets the copy made up front, and the host's messages are copied again for the
+        result only when no plugin replaced them (so a recall that injects costs one copy of the
+        transcript, not two).
+        """
         self._begin_hook()
         try:
-            current = deep_copy(messages)
+            spare: list[Message] | None = deep_copy(messages)
         except Exception as exc:  # a non-JSON object the host put in that cannot be copied
             self._report_once("copying the transcript for context", exc)
             return messages
+        current: list[Message] | None = None  # the latest replacement
         for impl in self.pm.hook.context.get_hookimpls():
             try:
-                replaced = impl.function(messages=deep_copy(current), ctx=self.ctx)
+                given = spare if spare is not None else deep_copy(messages if current is None else current)
+                spare = None
+                replaced = impl.function(messages=given, ctx=self.ctx)
             except Exception as exc:
                 self._report("context", impl, exc)
                 continue
             if isinstance(replaced, list):
                 current = replaced
-        return current
+        if current is not None:
+            return current
+        return spare if spare is not None else deep_copy(messages)
 
     def agent_end(self, messages: list[Message]) -> None:
         """Each plugin gets its own deep copy of the transcript, as in ``context``.
