@@ -74,6 +74,22 @@ def b64_secret(draw: st.DrawFn, lo: int = 12, hi: int = 40) -> str:
     return draw(_chars(B64, lo, hi)) + draw(st.sampled_from(string.digits)) + draw(_chars(B64, 1, 8))
 
 
+# issue 9 item 2: the families that once survived (ADR-061), drawn by ``new_family``.
+NEW_FAMILY_KINDS = (
+    "pypi",
+    "twilio",
+    "sendgrid",
+    "telegram",
+    "vault",
+    "mailgun",
+    "slack_webhook",
+    "connection_string",
+    "cli_password",
+    "docker_auth",
+    "name_prefixed",
+)
+
+
 @st.composite
 def planted(draw: st.DrawFn) -> tuple[str, str]:
     """(text to plant, secret substring that must not survive)."""
@@ -103,18 +119,7 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
                 "cookie",
                 "kwarg",
                 "header",
-                # issue 9 item 2: the families that once survived (ADR-061)
-                "pypi",
-                "twilio",
-                "sendgrid",
-                "telegram",
-                "vault",
-                "mailgun",
-                "slack_webhook",
-                "connection_string",
-                "cli_password",
-                "docker_auth",
-                "name_prefixed",
+                *NEW_FAMILY_KINDS,
             ]
         )
     )
@@ -196,21 +201,6 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
 
 
 HEX = "0123456789abcdef"
-NEW_FAMILY_KINDS = frozenset(
-    {
-        "pypi",
-        "twilio",
-        "sendgrid",
-        "telegram",
-        "vault",
-        "mailgun",
-        "slack_webhook",
-        "connection_string",
-        "cli_password",
-        "docker_auth",
-        "name_prefixed",
-    }
-)
 
 
 @st.composite
