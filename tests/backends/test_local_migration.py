@@ -15,11 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_hooks.backends.base import BackendError, RecallRequest
+from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_write import document_text, hash16
-from tests.backends.test_local_support import T0_ISO, file_digest, first_writes_at_once, messages_json, raw
+from tests.backends.test_local_support import (
+    T0_ISO,
+    assert_refused_untouched,
+    first_writes_at_once,
+    messages_json,
+    raw,
+    refused_open,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 V1_SHA256 = "1de270e997dbfdee1eb9094ff960541b36fb340e335ea06d5cf0e4ad0d556176"
@@ -170,9 +177,7 @@ def test_a_failed_migration_leaves_the_version_1_file_as_it_was(tmp_path: Path) 
     build_v1(path)
     conn = raw(path)
     conn.execute("CREATE TABLE document_parts(note TEXT)")
-    with pytest.raises(BackendError) as info:
-        LocalBackend(path)
-    assert info.value.kind == "permanent" and str(path) in str(info.value)
+    refused_open(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     assert conn.execute("SELECT original_text FROM documents WHERE document_id = ?", (SESSION,)).fetchone()[0] == (
         V1_TEXT
@@ -191,13 +196,7 @@ def test_a_file_newer_than_this_code_is_refused_untouched(tmp_path: Path, migrat
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.execute("PRAGMA journal_mode = DELETE")
     conn.close()
-    before = file_digest(path)
-    siblings = sorted(p.name for p in path.parent.iterdir())
-    with pytest.raises(BackendError) as info:
-        LocalBackend(path)
-    assert info.value.kind == "permanent" and "newer" in str(info.value) and str(path) in str(info.value)
-    assert file_digest(path) == before
-    assert sorted(p.name for p in path.parent.iterdir()) == siblings
+    assert_refused_untouched(path, "newer")
     check = raw(path)
     assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
     text = check.execute("SELECT original_text FROM documents WHERE document_id = ?", (SESSION,)).fetchone()[0]

@@ -12,13 +12,11 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-import pytest
-
-from hindsight_hooks.backends.base import BackendError, RecallRequest
+from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_write import hash16
-from tests.backends.test_local_support import T0_ISO, first_writes_at_once, raw
+from tests.backends.test_local_support import T0_ISO, first_writes_at_once, raw, refused_open
 
 V2_SHA256 = "e36e26bb45e0a0e92e21525e575ee1677dd3d412d18e86b71d173193cb9905f2"
 CONTENTS = ["東京サーバーを再起動した", "deploy finished 🚀 all green", "the plain english note about kestrels"]
@@ -99,9 +97,7 @@ def test_a_failed_migration_leaves_the_version_2_file_as_it_was(tmp_path: Path) 
     build_v2(path)
     conn = raw(path)
     conn.execute("ALTER TABLE units ADD COLUMN script_terms TEXT")
-    with pytest.raises(BackendError) as info:
-        LocalBackend(path)
-    assert info.value.kind == "permanent" and str(path) in str(info.value)
+    refused_open(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     assert conn.execute("SELECT count(*) FROM units_fts WHERE units_fts MATCH '\"kestrels\"'").fetchone()[0] == 1
     assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'units_fts'").fetchone()[0].count(",") == 4

@@ -15,7 +15,16 @@ from hindsight_hooks.backends.base import BackendError, BankSpec, MemoryBackend,
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 from hindsight_hooks.backends.local_write import document_text, hash16
-from tests.backends.test_local_support import T0_ISO, Clock, file_digest, item, make, messages_json, raw
+from tests.backends.test_local_support import (
+    T0_ISO,
+    Clock,
+    assert_refused_untouched,
+    file_digest,
+    item,
+    make,
+    messages_json,
+    raw,
+)
 
 
 def texts(backend: LocalBackend, bank: str) -> list[str]:
@@ -380,29 +389,16 @@ def test_a_new_thread_takes_over_the_connection_of_one_that_ended(tmp_path: Path
 # -- files we must not touch -------------------------------------------------------------------------
 
 
-def _assert_refused(path: Path, *needles: str) -> None:
-    before = file_digest(path)
-    siblings = sorted(p.name for p in path.parent.iterdir())
-    with pytest.raises(BackendError) as info:
-        LocalBackend(path)
-    assert info.value.kind == "permanent"
-    assert str(path) in str(info.value)
-    for needle in needles:
-        assert needle in str(info.value)
-    assert file_digest(path) == before
-    assert sorted(p.name for p in path.parent.iterdir()) == siblings
-
-
 def test_random_bytes_file_is_refused_and_untouched(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     path.write_bytes(os.urandom(8192))
-    _assert_refused(path, "not a SQLite database")
+    assert_refused_untouched(path, "not a SQLite database")
 
 
 def test_garbage_after_a_sqlite_header_is_refused_and_untouched(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
-    _assert_refused(path)
+    assert_refused_untouched(path)
 
 
 def test_newer_schema_version_is_refused_and_untouched(tmp_path: Path) -> None:
@@ -415,7 +411,7 @@ def test_newer_schema_version_is_refused_and_untouched(tmp_path: Path) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.execute("PRAGMA journal_mode = DELETE")
     conn.close()
-    _assert_refused(path, "newer")
+    assert_refused_untouched(path, "newer")
 
 
 def test_another_programs_database_is_refused_and_untouched(tmp_path: Path) -> None:
@@ -423,7 +419,7 @@ def test_another_programs_database_is_refused_and_untouched(tmp_path: Path) -> N
     conn = raw(path)
     conn.execute("CREATE TABLE notes(x)")
     conn.close()
-    _assert_refused(path, "another program")
+    assert_refused_untouched(path, "another program")
 
 
 def test_existing_empty_file_becomes_a_store(tmp_path: Path) -> None:

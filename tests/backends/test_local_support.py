@@ -8,6 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from hindsight_hooks.backends.base import BackendError
 from hindsight_hooks.backends.local import LocalBackend
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -64,6 +67,26 @@ def raw(path: Path) -> sqlite3.Connection:
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
+
+
+def refused_open(path: Path) -> BackendError:
+    """Opening ``path`` fails with a permanent error that names the file; returns the error."""
+    with pytest.raises(BackendError) as info:
+        LocalBackend(path)
+    assert info.value.kind == "permanent" and str(path) in str(info.value)
+    return info.value
+
+
+def assert_refused_untouched(path: Path, *needles: str) -> None:
+    """:func:`refused_open` (its message holding each of ``needles``), and the file and its
+    folder stay exactly as they were."""
+    before = file_digest(path)
+    siblings = sorted(p.name for p in path.parent.iterdir())
+    error = refused_open(path)
+    for needle in needles:
+        assert needle in str(error)
+    assert file_digest(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == siblings
 
 
 _FIRST_WRITER = r"""
