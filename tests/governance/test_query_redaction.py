@@ -16,7 +16,7 @@ from typing import Any
 
 from hindsight_hooks.config_model import RecallConfig
 from hindsight_hooks.governance.redact import redact_text
-from hindsight_hooks.hooks import RecordingUI
+from hindsight_hooks.hooks import Host, RecordingUI
 from hindsight_hooks.plugin.recall_query import REDACT_MARGIN_CHARS, ComposedQuery, compose_query
 
 from ..chat.conftest import SCRIPT, clean_env
@@ -113,14 +113,19 @@ def _local_project(tmp_path: Path) -> Project:
     )
 
 
+def _retain_the_key(host: Host) -> None:
+    """Store one memory holding ``AWS_KEY`` through the retain tool (redacted on the way in)."""
+    stored = host.call_tool(
+        "hindsight_retain",
+        {"items": [{"content": f"rotate leaked credential {AWS_KEY} quarterly"}], "async": False},
+    )
+    assert not stored.is_error, stored
+
+
 def test_recall_tool_searches_the_embedded_store_with_the_redacted_query(tmp_path: Path, isolated: Path) -> None:
     project = _local_project(tmp_path)
     with project.host() as host:
-        stored = host.call_tool(
-            "hindsight_retain",
-            {"items": [{"content": f"rotate leaked credential {AWS_KEY} quarterly"}], "async": False},
-        )
-        assert not stored.is_error, stored
+        _retain_the_key(host)
         assert project.unit_count("[REDACTED_AWS_KEY]") == 1
         found = host.call_tool("hindsight_recall", {"query": AWS_KEY})
         reflected = host.call_tool("hindsight_reflect", {"query": AWS_KEY})
@@ -131,11 +136,7 @@ def test_recall_tool_searches_the_embedded_store_with_the_redacted_query(tmp_pat
 def test_automatic_recall_searches_the_embedded_store_with_the_redacted_query(tmp_path: Path, isolated: Path) -> None:
     project = _local_project(tmp_path)
     with project.host() as host:
-        stored = host.call_tool(
-            "hindsight_retain",
-            {"items": [{"content": f"rotate leaked credential {AWS_KEY} quarterly"}], "async": False},
-        )
-        assert not stored.is_error, stored
+        _retain_the_key(host)
     with project.host("s2") as host:
         block = injected_block(host.context([user(AWS_KEY, 1)]))
     assert block is not None and "rotate leaked credential [REDACTED_AWS_KEY]" in str(block["content"])
