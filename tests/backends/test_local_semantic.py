@@ -12,12 +12,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest, ReflectRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_embedding import count_missing, embed_text
+from hindsight_hooks.backends.local_embedding import BATCH, count_missing, embed_text
 from hindsight_hooks.backends.semantic import DIM, MODEL_LABEL, StaticEmbedder, available
 from tests.backends.test_local_support import item, raw
 
@@ -127,6 +128,32 @@ def test_backfill_is_resumable_after_an_interruption(tmp_path: Path) -> None:
     final = list(backend.backfill())
     assert final[0] == (0, after_first) and final[-1][0] == after_first
     assert count_missing(conn, MODEL_LABEL) == (0, 600)
+
+
+def test_the_backfill_and_the_workers_catch_up_embed_each_unit_once(tmp_path: Path) -> None:
+    """``hindsight-hooks embed`` runs ``backfill`` while the backend's worker would catch up on the
+    same units: the worker leaves them to it (at most the batch in hand is done twice)."""
+    path = tmp_path / "memory.db"
+    lexical = LocalBackend(path)
+    texts = [f"note {i}: the database cluster {i} runs Postgres" for i in range(2000)]
+    lexical.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(texts)], operation_id="bulk")
+    lexical.close()
+    embedder = StaticEmbedder()
+    real = embedder.embed_array
+    embedded: list[int] = []
+
+    def counting(batch: list[str]) -> Any:
+        embedded.append(len(batch))
+        return real(batch)
+
+    embedder.embed_array = counting  # type: ignore[method-assign]
+    backend = LocalBackend(path, semantic=embedder)
+    progress = list(backend.backfill())
+    assert progress[0] == (0, 2000) and progress[-1][0] == 2000
+    assert backend.wait_for_vectors(120)
+    assert count_missing(raw(path), MODEL_LABEL) == (0, 2000)
+    assert 2000 <= sum(embedded) <= 2000 + BATCH
+    backend.close()
 
 
 def test_a_process_that_exits_at_once_leaves_vectors_to_the_next(tmp_path: Path) -> None:

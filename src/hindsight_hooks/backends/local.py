@@ -468,6 +468,8 @@ class LocalBackend:
         """Embed every unit without a vector; yields (done so far, missing at start) per batch."""
         if self._semantic is None:
             return
+        if self._worker is not None:
+            self._worker.leave_catch_up()  # the same units, embedded once: here
         with self._read("embed") as conn:
             missing, _ = count_missing(conn, self._semantic.model)
         done = 0

@@ -165,6 +165,11 @@ class VectorWorker:
                 self._quiet_at = max(self._quiet_at, time.monotonic() + self.quiet_s)
         self._kick()
 
+    def leave_catch_up(self) -> None:
+        """Someone else embeds every missing unit now (``LocalBackend.backfill``): this worker
+        skips its own catch-up, or ends it after the batch in hand, instead of doing it twice."""
+        self._caught_up = True
+
     def hurry(self) -> None:
         """Embed without waiting for a quiet moment (the backfill command, tests, benches)."""
         with self._lock:
@@ -265,7 +270,8 @@ class VectorWorker:
         if not self._caught_up:
             backfill = Backfill(self.embedder, self._read, self._write, written=self._written, pause=self._await_quiet)
             for _ in backfill.batches(self._stop):
-                pass
+                if self._caught_up:  # leave_catch_up: the backfill command took it over
+                    break
             self._caught_up = True
 
     def stop(self, timeout: float = 10.0) -> None:
