@@ -263,11 +263,12 @@ def semantic_ready(db: Path) -> bool:
     """With the [semantic] extra installed (the plugin then uses it by default, ADR 116): give every
     bulk-loaded unit its vector first, as ``hindsight-hooks embed`` would, so the timed recalls are
     hybrid (the plugin's own worker would otherwise still be catching up during the run)."""
-    from hindsight_hooks.backends.semantic import StaticEmbedder, available
+    from hindsight_hooks.backends.factory import shared_semantic
 
-    if not available():
+    semantic = shared_semantic()  # the one the timed store below uses: the model loads once
+    if semantic is None:
         return False
-    backend = LocalBackend(db, semantic=StaticEmbedder())
+    backend = LocalBackend(db, semantic=semantic)
     for _ in backend.backfill():
         pass
     backend.close()
