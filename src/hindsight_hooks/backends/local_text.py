@@ -72,6 +72,8 @@ def query_terms(query: str) -> list[str]:
         keys.add(key)
         seen.add(raw)
         found.append((match.start(), raw))
+        if len(found) == MAX_TERMS:  # a later word can never be among the first 12 by position
+            break
     if masked is not query:
         for pos, term in script_query_terms(query):
             if term not in seen:
