@@ -13,7 +13,7 @@
  */
 
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Bridge, BridgeFailure, PROTOCOL_VERSION } from "./bridge.ts";
+import { Bridge, BridgeFailure, isObject, type JsonObject, PROTOCOL_VERSION } from "./bridge.ts";
 import type { Settings } from "./settings.ts";
 
 export interface CommandInfo {
@@ -37,11 +37,7 @@ export interface Catalog {
 
 type Level = "info" | "warning" | "error";
 type Ui = Pick<ExtensionContext, "ui" | "hasUI">;
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+type Json = JsonObject;
 
 function asList<T>(value: unknown, pick: (item: Json) => T | undefined): T[] {
   if (!Array.isArray(value)) return [];
