@@ -237,3 +237,23 @@ def test_vectors_wait_while_retains_keep_arriving(tmp_path: Path) -> None:
     assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 0
     assert backend.wait_for_vectors(120)  # hurries it
     assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 1
+
+
+_ONE_HOOK = r"""
+import json, sys
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.semantic import StaticEmbedder
+backend = LocalBackend(sys.argv[1], semantic=StaticEmbedder(lazy_load_s=3600), vector_startup_s=3600)
+backend.retain_batch("b", [{"content": "we run Postgres 16", "document_id": "d"}], operation_id="op")
+hits = backend.recall("b", RecallRequest(query="Postgres")).hits
+print(json.dumps({"hits": [h.text for h in hits], "loaded": [m for m in ("numpy", "wordllama") if m in sys.modules]}))
+"""
+
+
+def test_a_process_that_runs_one_hook_never_loads_the_model(tmp_path: Path) -> None:
+    """The model loads only after a delay: a hook process gets its lexical answer without it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, "-c", _ONE_HOOK, str(tmp_path / "memory.db")], capture_output=True,
+                         text=True, env=env, timeout=120, check=True)  # fmt: skip
+    assert json.loads(out.stdout) == {"hits": ["we run Postgres 16"], "loaded": []}

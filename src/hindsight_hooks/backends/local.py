@@ -42,6 +42,7 @@ from .base import (
 )
 from .local_dense import DenseIndex
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
+from .local_embedding import STARTUP_S as VECTOR_STARTUP_S
 from .local_embedding import Backfill, VectorWorker, count_missing
 from .local_fusion import fuse_scores
 from .local_query import (
@@ -135,6 +136,7 @@ class LocalBackend:
         recall_limit: int = DEFAULT_RECALL_LIMIT,
         semantic: StaticEmbedder | None = None,
         vector_quiet_s: float = VECTOR_QUIET_S,
+        vector_startup_s: float = VECTOR_STARTUP_S,
     ) -> None:
         self.path = Path(os.path.expanduser(str(path)))
         self._embedder = embedder
@@ -157,7 +159,9 @@ class LocalBackend:
         self._conn()
         if self._semantic is not None:
             self._worker = self._new_worker()
-            self._worker.notify([])  # load the model and catch up on units without vectors, in the background
+            # The model loads and old units get vectors in the background, after a short delay: a
+            # process that runs one hook and exits never pays for it (ADR 116).
+            self._worker.start_after(vector_startup_s)
 
     def _new_worker(self) -> VectorWorker:
         assert self._semantic is not None

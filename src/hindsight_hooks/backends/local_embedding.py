@@ -33,6 +33,7 @@ from .local_windows import neighbour_of
 BATCH = 256
 IDLE_S = 30.0  # a worker with nothing to do for this long ends (and closes its connection)
 QUIET_S = 0.5  # vectors are written once no retain has arrived for this long
+STARTUP_S = 2.0  # a new backend's worker starts (model load, catch-up) no sooner than this
 
 
 class VectorEmbedder(Protocol):
@@ -169,6 +170,16 @@ class VectorWorker:
         """Someone else embeds every missing unit now (``LocalBackend.backfill``): this worker
         skips its own catch-up, or ends it after the batch in hand, instead of doing it twice."""
         self._caught_up = True
+
+    def start_after(self, delay_s: float) -> None:
+        """Load the model and catch up on units without vectors, but not before ``delay_s``.
+
+        A hook process that lives for one hook ends long before that, so it never pays for
+        loading a model it would not use; a long-lived process (a host, the warm helper) does.
+        """
+        with self._lock:
+            self._quiet_at = max(self._quiet_at, time.monotonic() + delay_s)
+        self._kick()
 
     def hurry(self) -> None:
         """Embed without waiting for a quiet moment (the backfill command, tests, benches)."""

@@ -19,6 +19,7 @@ import importlib.util
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ MODEL_LABEL = f"{LIBRARY}-{CONFIG}-{DIM}"
 DENSE_FLOOR = 0.25
 DENSE_FLOORS = {256: DENSE_FLOOR, 128: 0.29}  # the same rule at 128 dimensions: 95th percentile 0.285
 _QUERY_CACHE = 32
+LAZY_LOAD_S = 2.0  # a recall starts the model load only in a process older than this
 _BATCH = 64
 
 
@@ -76,8 +78,9 @@ class StaticEmbedder:
     # it on the hook's own thread (ADR 053's rule is for foreign embedders).
     bounded = True
 
-    def __init__(self, dim: int = DIM) -> None:
+    def __init__(self, dim: int = DIM, lazy_load_s: float = LAZY_LOAD_S) -> None:
         self.dim = dim
+        self.lazy_load_s = lazy_load_s
         self.floor = DENSE_FLOORS[dim]
         self.model = MODEL_LABEL if dim == DIM else f"{LIBRARY}-{CONFIG}-{DIM}-trunc{dim}"
         self._lock = threading.Lock()  # the thread handle and the query cache (never held while loading)
@@ -87,6 +90,7 @@ class StaticEmbedder:
         self._inner: Any = None
         self.error: str | None = None
         self._queries: OrderedDict[str, Matrix] = OrderedDict()
+        self._born = time.monotonic()
 
     @property
     def ready(self) -> bool:
@@ -153,7 +157,11 @@ class StaticEmbedder:
         None while the model is still loading: recall is then lexical, the hook does not wait.
         """
         if not self._ready.is_set():
-            self.start_loading()
+            # A process this young may be a hook process that exits in a moment: importing the
+            # library next to the hook's work would only slow it down (the backend's worker
+            # loads the model a little later anyway).
+            if time.monotonic() - self._born >= self.lazy_load_s:
+                self.start_loading()
             return None
         with self._lock:
             cached = self._queries.get(text)
