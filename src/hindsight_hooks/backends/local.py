@@ -551,7 +551,7 @@ class LocalBackend:
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
         svec = None
         if self._semantic is not None and not self._semantic.ready:
-            self._semantic.start_loading()  # lexical meanwhile: a short-lived hook process never waits
+            self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
         elif self._semantic is not None:  # the query's content words only once the model can embed them
             svec = self._semantic.query_vector(content_words(request.query))
         with self._read("recall", timeout_s, signal) as conn:

@@ -104,6 +104,16 @@ class StaticEmbedder:
             self._thread = threading.Thread(target=self._load_quietly, name="hindsight-embedder-load", daemon=True)
             self._thread.start()
 
+    def start_loading_if_settled(self) -> None:
+        """``start_loading``, unless this process is younger than ``lazy_load_s``.
+
+        A process that young may be a hook process that exits in a moment: importing the library
+        next to the hook's work would only slow it down (the backend's worker loads the model a
+        little later anyway, in a process that lives long enough to use it).
+        """
+        if time.monotonic() - self._born >= self.lazy_load_s:
+            self.start_loading()
+
     def _load_quietly(self) -> None:
         try:
             self.load()
@@ -157,11 +167,7 @@ class StaticEmbedder:
         None while the model is still loading: recall is then lexical, the hook does not wait.
         """
         if not self._ready.is_set():
-            # A process this young may be a hook process that exits in a moment: importing the
-            # library next to the hook's work would only slow it down (the backend's worker
-            # loads the model a little later anyway).
-            if time.monotonic() - self._born >= self.lazy_load_s:
-                self.start_loading()
+            self.start_loading_if_settled()
             return None
         with self._lock:
             cached = self._queries.get(text)
