@@ -22,6 +22,7 @@ from hindsight_hooks.cli import cwd_of, register
 
 if TYPE_CHECKING:
     from hindsight_hooks.hosts.install import Change
+    from hindsight_hooks.hosts.mcp_config import McpChange
 
 INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
@@ -64,7 +65,7 @@ def _target(ns: argparse.Namespace) -> Path:
     return settings_path(ns.scope, cwd_of(ns))
 
 
-def _report(ns: argparse.Namespace, change: Change, verb: str) -> int:
+def _report(ns: argparse.Namespace, change: Change, mcp: McpChange, verb: str) -> int:
     folder = _commands_folder(ns)
     if ns.json:
         print(
@@ -80,18 +81,25 @@ def _report(ns: argparse.Namespace, change: Change, verb: str) -> int:
                     "deleted": change.deleted,
                     "commands": str(folder),
                     "command_files": change.files,
+                    "mcp": str(mcp.path),
+                    "mcp_changed": mcp.changed,
+                    "mcp_skipped": mcp.skipped,
+                    "mcp_backup": str(mcp.backup) if mcp.backup else None,
                 }
             )
         )
         return 0
-    if not change.changed and not change.files:
+    if not change.changed and not change.files and not mcp.changed:
         state = "already installed" if verb == "install" else "nothing of ours to remove"
         print(f"{ns.host}: {state} in {change.path}")
+        if mcp.skipped:
+            print(f"{ns.host}: {mcp.skipped}; left as it is")
         return 0
     if change.changed and verb == "install":
-        print(f"{ns.host}: hooks for {', '.join(change.added)} written to {change.path}")
+        print(f"{ns.host}: hooks for {', '.join(change.added) or 'every event (unchanged)'} and permission to")
+        print(f"  call our read-only memory tools without asking written to {change.path}")
     elif change.changed:
-        print(f"{ns.host}: removed our hooks for {', '.join(sorted(set(change.removed)))} from {change.path}")
+        print(f"{ns.host}: removed our hooks and tool permissions from {change.path}")
         if change.deleted:
             print(f"{change.path} held nothing else and was removed")
     if change.backup:
@@ -99,6 +107,13 @@ def _report(ns: argparse.Namespace, change: Change, verb: str) -> int:
     if change.files:
         names = ", ".join(f"/hindsight:{name.removesuffix('.md')}" for name in change.files)
         print(f"{ns.host}: slash commands {'written' if verb == 'install' else 'removed'} in {folder}: {names}")
+    if mcp.changed:
+        where = "added to" if verb == "install" else "removed from"
+        print(f"{ns.host}: MCP server 'hindsight' (hindsight-hooks mcp) {where} {mcp.path}")
+        if mcp.backup:
+            print(f"the previous file is saved as {mcp.backup}")
+    if mcp.skipped:
+        print(f"{ns.host}: {mcp.skipped}; left as it is")
     return 0
 
 
@@ -166,23 +181,46 @@ def _run_agent(ns: argparse.Namespace, verb: str) -> int:
 
 
 def _run_claude_code(ns: argparse.Namespace, verb: str) -> int:
-    """Claude Code: hooks in its settings.json and the /hindsight:* slash commands beside it."""
-    from hindsight_hooks.hosts import install
+    """Claude Code: hooks and read-tool permissions in settings.json, slash commands, MCP server (ADR-083).
 
+    The settings file may take two edits (hooks, permissions); its backup is the file as it was
+    before both.
+    """
+    from hindsight_hooks.hosts import claude_mcp
+    from hindsight_hooks.hosts.agent_install import keep_original_backup, read_bytes
+    from hindsight_hooks.hosts.claude_code import hook_specs
+    from hindsight_hooks.hosts.claude_commands import command_files, console_script
+    from hindsight_hooks.hosts.install import (
+        SettingsError,
+        install_files,
+        install_hooks,
+        uninstall_files,
+        uninstall_hooks,
+    )
+    from hindsight_hooks.hosts.mcp_config import install_json, uninstall_json
+
+    settings = _target(ns)
+    mcp_file = claude_mcp.mcp_path(ns.scope, cwd_of(ns))
     try:
+        original = read_bytes(settings)
         if verb == "install":
-            from hindsight_hooks.hosts.claude_code import hook_specs
-            from hindsight_hooks.hosts.claude_commands import command_files
-
-            change = install.install_hooks(_target(ns), hook_specs())
-            change.files = install.install_files(_commands_folder(ns), command_files())
+            change = install_hooks(settings, hook_specs())
+            allowed = claude_mcp.install_settings(settings, ns.scope)
+            change.files = install_files(_commands_folder(ns), command_files())
+            mcp = install_json(mcp_file, claude_mcp.mcp_entry(console_script()))
         else:
-            change = install.uninstall_hooks(_target(ns))
-            change.files = install.uninstall_files(_commands_folder(ns))
-    except (install.SettingsError, OSError) as exc:
+            allowed = claude_mcp.uninstall_settings(settings)
+            change = uninstall_hooks(settings)
+            change.files = uninstall_files(_commands_folder(ns))
+            mcp = uninstall_json(mcp_file)
+        if allowed:
+            change.changed = True
+            change.backup = keep_original_backup(settings, original)
+            change.deleted = not settings.exists()
+    except (SettingsError, OSError) as exc:
         print(f"hindsight-hooks {verb}: {exc}")
         return 1
-    return _report(ns, change, verb)
+    return _report(ns, change, mcp, verb)
 
 
 _RUNNERS: dict[str, Callable[[argparse.Namespace, str], int]] = {

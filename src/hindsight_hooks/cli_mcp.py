@@ -9,6 +9,7 @@ a broken CLI.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .cli import cwd_of, register
@@ -23,6 +24,13 @@ def _add_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"the session the tools speak for (default: ${SESSION_ENV}, else a new one; "
         "'cli' is the session plain shell commands use)",
+    )
+    parser.add_argument(
+        "--session-id-env",
+        default=None,
+        metavar="NAME",
+        help="take the session id from this environment variable when --session-id is not given "
+        "(Claude Code gives its MCP servers CLAUDE_CODE_SESSION_ID; ADR-083)",
     )
     parser.set_defaults(host_name="mcp")
 
@@ -39,7 +47,7 @@ def _run(ns: argparse.Namespace) -> int:
         ServerOptions.resolve(
             cwd=cwd_of(ns),
             session_file=ns.session_file,
-            session_id=ns.session_id,
+            session_id=ns.session_id or (os.environ.get(ns.session_id_env) if ns.session_id_env else None),
             host_name=ns.host_name,
         )
     )

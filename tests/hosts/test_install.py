@@ -15,6 +15,8 @@ from .install_kit import cli as _cli
 from .install_kit import our_hooks as _ours
 
 EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]
+OUR_ALLOW = ["mcp__hindsight__hindsight_recall", "mcp__hindsight__hindsight_reflect"]
+MCP_ARGS = ["mcp", "--host-name", "claude-code", "--session-id-env", "CLAUDE_CODE_SESSION_ID"]
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -59,12 +61,14 @@ def test_install_keeps_everything_of_the_users_and_uninstall_gives_it_back(tmp_p
     done = _cli(home, project, "install", "claude-code", "--project")
     assert done.returncode == 0, done.stdout + done.stderr
     settings = json.loads(path.read_text(encoding="utf-8"))
-    assert settings["model"] == "opus" and settings["permissions"] == USER_SETTINGS["permissions"]
+    assert settings["model"] == "opus"
+    assert settings["permissions"] == {"allow": ["Bash(ls:*)", *OUR_ALLOW]}  # the user's rule first, as it was
+    assert settings["enabledMcpjsonServers"] == ["hindsight"]  # approves our .mcp.json server only
     assert settings["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert settings["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert sorted(_ours(settings)) == sorted(EVENTS)
     assert path.with_name("settings.json.hindsight-hooks.bak").read_text(encoding="utf-8") == original
-    assert not (home / ".claude").exists()  # --project touches only the project
+    assert not (home / ".claude").exists() and not (home / ".claude.json").exists()  # only the project
 
     removed = _cli(home, project, "uninstall", "claude-code", "--project")
     assert removed.returncode == 0, removed.stdout + removed.stderr
@@ -135,3 +139,57 @@ def test_install_writes_the_slash_commands_and_uninstall_removes_only_them(tmp_p
     assert (folder / "mode.md").read_text(encoding="utf-8") == "my own /hindsight:mode\n"
     assert _cli(home, project, "uninstall", "claude-code").returncode == 0
     assert sorted(p.name for p in folder.iterdir()) == ["mine.md", "mode.md"]
+
+
+CLAUDE_STATE: dict[str, Any] = {  # the user's ~/.claude.json, which Claude Code itself keeps
+    "numStartups": 7,
+    "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": ["serve"]}},
+    "projects": {"/somewhere": {"allowedTools": []}},
+}
+
+
+def test_install_adds_our_mcp_server_beside_the_users_and_uninstall_removes_only_ours(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    state = home / ".claude.json"
+    original = json.dumps(CLAUDE_STATE, indent=2)
+    state.write_text(original, encoding="utf-8")
+    done = _cli(home, project, "install", "claude-code", "--user")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"MCP server 'hindsight' (hindsight-hooks mcp) added to {state}" in done.stdout
+    data = json.loads(state.read_text(encoding="utf-8"))
+    assert data["mcpServers"]["github"] == CLAUDE_STATE["mcpServers"]["github"]
+    assert data["mcpServers"]["hindsight"] == {"type": "stdio", "command": str(SCRIPT), "args": MCP_ARGS}
+    assert {k: v for k, v in data.items() if k != "mcpServers"} == {
+        k: v for k, v in CLAUDE_STATE.items() if k != "mcpServers"
+    }
+    assert state.with_name(".claude.json.hindsight-hooks.bak").read_text(encoding="utf-8") == original
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["permissions"]["allow"] == OUR_ALLOW  # read-only tools only: retain still asks
+    assert "enabledMcpjsonServers" not in settings  # a user server needs no approval
+
+    before = state.read_bytes()
+    again = _cli(home, project, "install", "claude-code", "--user")
+    assert again.returncode == 0 and "already installed" in again.stdout
+    assert state.read_bytes() == before
+
+    removed = _cli(home, project, "uninstall", "claude-code", "--user")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert json.loads(state.read_text(encoding="utf-8")) == CLAUDE_STATE
+    assert not (home / ".claude" / "settings.json").exists()  # it held only our hooks and rules
+
+
+def test_project_install_writes_mcp_json_and_leaves_a_foreign_hindsight_server_alone(tmp_path: Path) -> None:
+    home, project = _dirs(tmp_path)
+    assert _cli(home, project, "install", "claude-code", "--project").returncode == 0
+    mcp_json = project / ".mcp.json"
+    assert json.loads(mcp_json.read_text(encoding="utf-8"))["mcpServers"]["hindsight"]["args"] == MCP_ARGS
+    assert _cli(home, project, "uninstall", "claude-code", "--project").returncode == 0
+    assert not mcp_json.exists() and not (project / ".claude" / "settings.json").exists()
+
+    foreign = {"mcpServers": {"hindsight": {"command": "npx", "args": ["some-other-hindsight"]}}}
+    mcp_json.write_text(json.dumps(foreign), encoding="utf-8")
+    done = _cli(home, project, "install", "claude-code", "--project")
+    assert done.returncode == 0 and "that is not ours" in done.stdout
+    assert json.loads(mcp_json.read_text(encoding="utf-8")) == foreign
+    assert _cli(home, project, "uninstall", "claude-code", "--project").returncode == 0
+    assert json.loads(mcp_json.read_text(encoding="utf-8")) == foreign

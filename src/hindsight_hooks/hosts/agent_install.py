@@ -114,7 +114,7 @@ def _console_script() -> str:
     return console_script()
 
 
-def _keep_original_backup(path: Path, original: bytes | None) -> Path | None:
+def keep_original_backup(path: Path, original: bytes | None) -> Path | None:
     """After several edits of one file, make its backup the bytes from before the first one."""
     from ..fsutil import atomic_write_bytes
 
@@ -126,7 +126,7 @@ def _keep_original_backup(path: Path, original: bytes | None) -> Path | None:
     return backup
 
 
-def _read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -176,7 +176,7 @@ def _gemini(verb: str, scope: str, cwd: Path) -> Report:
     folder = gemini_commands.commands_folder(scope, cwd)
     policy = gemini_commands.policy_path(scope, cwd)
     report.mcp_path, report.commands_folder, report.policy = settings, folder, policy
-    original = _read_bytes(settings)
+    original = read_bytes(settings)
     if verb == "install":
         mcp = install_json(settings, gemini.mcp_entry(_console_script()))
         report.hooks = install_hooks(settings, gemini.hook_specs())
@@ -189,7 +189,7 @@ def _gemini(verb: str, scope: str, cwd: Path) -> Report:
         report.policy_changed = _remove_policy(policy)
     report.mcp_changed, report.mcp_skipped = mcp.changed, mcp.skipped
     if mcp.changed and report.hooks.changed:
-        report.hooks.backup = _keep_original_backup(settings, original)
+        report.hooks.backup = keep_original_backup(settings, original)
     elif mcp.changed and not report.hooks.changed:
         report.hooks.backup = mcp.backup
         if verb == "uninstall" and mcp.deleted:
