@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
-from .model_server import ModelServer, RecordedRequest, iter_texts
+from .model_server import ModelServer, RecordedRequest, Reply, iter_texts
 from .readme_lines import install_line
 
 SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
@@ -54,6 +54,10 @@ class Claude:
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "HINDSIGHT_HOOK_RUNTIME_DIR": str(runtime),
+            # `claude -p` waits 5 s for MCP servers before its first request; on a loaded CI
+            # machine our server may need longer to start, and a test must not race it
+            "MCP_CONNECT_TIMEOUT_MS": "60000",
+            "MCP_TIMEOUT": "60000",
         }
 
     def run(self, prompt: str, *extra: str) -> dict[str, Any]:
@@ -108,7 +112,7 @@ def setup(tmp_path: Path, claude_bin: Path, runtime: Path) -> Iterator[tuple[Cla
     home = tmp_path / "home"
     home.mkdir()
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
-    with ModelServer(default_text="Noted.") as server:
+    with ModelServer(_recall_script) as server:
         claude = Claude(claude_bin, project.root, home, server, runtime)
         install = subprocess.run(  # the README's line, exactly, with our console script on PATH
             ["bash", "-c", install_line("Claude Code")],
@@ -227,3 +231,79 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
     other = claude.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
     assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)
+
+
+RECALL_TOOL = "mcp__hindsight__hindsight_recall"
+ASK_TOOL = "use the memory tool"
+
+
+def _last_user_blocks(request: RecordedRequest) -> list[dict[str, Any]]:
+    """The content blocks of the request's last user message (a string content is one text block)."""
+    messages = request.body.get("messages") if isinstance(request.body, dict) else None
+    users = [m for m in messages or [] if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        return []
+    content = users[-1].get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
+def _tool_results(request: RecordedRequest) -> list[str]:
+    """The text of every ``tool_result`` block in the request's last user message."""
+    out: list[str] = []
+    for block in _last_user_blocks(request):
+        if block.get("type") == "tool_result":
+            out.append("\n".join(iter_texts(block.get("content"))))
+    return out
+
+
+def _recall_script(request: RecordedRequest) -> Reply:
+    """The model: calls our recall tool when asked to use memory, then repeats what came back."""
+    blocks = _last_user_blocks(request)
+    asked = any(ASK_TOOL in "\n".join(iter_texts(b)) for b in blocks if b.get("type") == "text")
+    results = _tool_results(request)
+    if results:
+        return Reply.say("Memory says: " + " | ".join(results))
+    if asked and RECALL_TOOL in request.text():
+        return Reply.tool(RECALL_TOOL, {"query": "database for the cache"})
+    return Reply.say("Noted.")
+
+
+def test_the_models_call_of_our_mcp_recall_tool_returns_the_decision(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    claude, project, server = setup
+    claude.run(DECISION)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+
+    server.clear()
+    asked = claude.run(f"Which database for the cache? {ASK_TOOL}")
+    turns = _model_turns(server)
+    calls = [
+        i for i, r in enumerate(turns) if RECALL_TOOL in r.text() and ASK_TOOL in r.text() and not _tool_results(r)
+    ]
+    assert calls, "Claude Code never offered our MCP recall tool to the model"
+    following = turns[calls[-1] + 1 :]
+    assert following, "no request followed the model's tool call"
+    assert any("Postgres 16" in text for text in _tool_results(following[0])), (
+        "the recall tool's result did not reach the model in the next request"
+    )
+    assert "Postgres 16" in str(asked.get("result"))
+
+
+def test_our_mcp_tools_speak_for_the_claude_code_session_they_are_called_in(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    claude, project, server = setup
+    claude.run(DECISION)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    switched = claude.run("/hindsight:mode ignored")  # the slash command, for this session only
+    sid = switched["session_id"]
+    assert _session_report(project, sid)["mode"] == "ignored"
+
+    server.clear()
+    claude.run(f"Which database for the cache? {ASK_TOOL}", "--resume", sid)
+    results = [text for r in _model_turns(server) for text in _tool_results(r)]
+    assert results, "the model's tool call got no result"
+    assert all("recall disabled for this session" in text and "Postgres" not in text for text in results)
