@@ -29,7 +29,6 @@ from .base import BackendError, ErrorKind
 from .local_script import unit_script_terms
 
 SCHEMA_VERSION = 4
-SQLITE_HEADER = b"SQLite format 3\x00"
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
 BUSY_TIMEOUT_MS = 5000
@@ -257,15 +256,28 @@ def prepare_file(path: Path) -> None:
     else:
         os.close(fd)
         return
+    if path.is_dir():
+        raise store_error("open", path, "is a directory, not a database file")
+    # The header is read through SQLite, never with a plain open(): closing any descriptor of the
+    # file drops every POSIX lock this process holds on it, so another process's last close would
+    # then delete the WAL under our live connections and later writes would go to a deleted file
+    # (docs/backends.md#one-file-many-processes). SQLite keeps its own descriptors safe.
     try:
-        with open(path, "rb") as fh:
-            header = fh.read(len(SQLITE_HEADER))
-    except IsADirectoryError:
-        raise store_error("open", path, "is a directory, not a database file") from None
-    except OSError as exc:
-        raise store_error("open", path, f"cannot be read ({exc.strerror})", "transient") from None
-    if header and header != SQLITE_HEADER:
-        raise store_error("open", path, "is not a SQLite database (left untouched; move it away or fix [local] path)")
+        probe = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=0)
+    except sqlite3.Error as exc:
+        raise store_error("open", path, f"cannot be read ({exc})", "transient") from None
+    try:
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        text = str(exc).lower()
+        if "not a database" in text:
+            raise store_error(
+                "open", path, "is not a SQLite database (left untouched; move it away or fix [local] path)"
+            ) from None
+        if "locked" not in text and "busy" not in text:  # a lock is the bounded open's to wait for
+            raise store_error("open", path, f"cannot be read ({exc})", "transient") from None
+    finally:
+        probe.close()
 
 
 def connect(path: Path) -> sqlite3.Connection:
