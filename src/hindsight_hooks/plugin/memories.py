@@ -313,7 +313,7 @@ def _forget(rt: SessionRuntime, args: Args) -> CommandResult:
         note=note,
     )
     if args.json:
-        return _json_result(data)
+        return _json_result(data, "warning" if note else "info")
     lines = [
         f"forgot {deleted + removed} memories from bank {bank}"
         + (f" ({len(plan.documents)} document(s) deleted)" if plan.documents else ""),
