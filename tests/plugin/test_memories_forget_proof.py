@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from hindsight_hooks.hooks import Host, user_message
-
 from tests.importer.conftest import install
 
 from .cmdkit import Kit, kit_fixture  # noqa: F401  (fixtures)
