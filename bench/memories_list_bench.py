@@ -30,10 +30,34 @@ from hindsight_hooks.backends.local_browse import LocalBrowser
 
 BANK = "hh-project-bench-memories"
 TARGET_MS = 100.0
-WORDS = (
-    "deploy cache queue schema index release build token cluster region window retry webhook invoice "
-    "billing export import session branch review merge config timeout backoff replica shard"
-).split()
+WORDS = [
+    "deploy",
+    "cache",
+    "queue",
+    "schema",
+    "index",
+    "release",
+    "build",
+    "token",
+    "cluster",
+    "region",
+    "window",
+    "retry",
+    "webhook",
+    "invoice",
+    "billing",
+    "export",
+    "import",
+    "session",
+    "branch",
+    "review",
+    "merge",
+    "config",
+    "timeout",
+    "backoff",
+    "replica",
+    "shard",
+]
 
 
 def build(path: Path, units: int, per_batch: int = 2000) -> None:
