@@ -101,3 +101,29 @@ def test_list_show_edit_and_forget_by_id_on_each_backend(kit: Kit) -> None:
         assert gone.level == "warning" and "invalidated instead" in str(gone.data["note"])
     else:
         assert gone.level == "info" and not any("walrus" in t for t in kit.texts(kit.project_bank))
+
+
+def test_export_and_markdown_from_each_backend_and_import_twice_adds_nothing(kit: Kit) -> None:
+    host = kit.host()
+    stored = host.call_tool(
+        "hindsight_retain", {"items": [{"content": "The heron build cache is pruned weekly."}], "async": False}
+    )
+    assert not stored.is_error, stored.text
+    wait_texts(kit, True, "heron")
+    out = kit.tmp / "export.jsonl"
+    exported = host.command(f"/hindsight:memories export {out} --json")
+    assert exported.level == "info" and exported.data is not None, exported.text
+    lines = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["backend"] == kit.backend and exported.data["memories"] >= 1
+    assert any(ln["kind"] == "memory" and "heron" in ln["text"] for ln in lines)
+    assert any(ln["kind"] == "document" for ln in lines)
+    view = host.command("/hindsight:memories markdown").data
+    assert view is not None and "heron" in Path(view["path"]).read_text(encoding="utf-8")
+    count = len(kit.texts(kit.project_bank))
+    for _ in range(2):  # into the bank it came from: everything is already there
+        again = host.command(f"/hindsight:memories import {out} --json")
+        assert again.level == "info" and again.data is not None, again.text
+        if kit.backend == "local":
+            assert again.data["memories_added"] == 0
+    time.sleep(2.0 if kit.backend == "hindsight" else 0.0)
+    assert len(kit.texts(kit.project_bank)) == count
