@@ -51,6 +51,7 @@ FALLBACK_COMMANDS = (
     "hindsight:flush",
     "hindsight:doctor",
     "hindsight:route",
+    "hindsight:memories",
     "hindsight:import",
     "hindsight:import-current",
     "hindsight:import-file",
@@ -78,7 +79,7 @@ FLAG_HELP = {
     "--fix": "repair what is safe to repair (damaged files are moved aside, never deleted)",
     "--force": "replace an existing config; the old file is kept as a backup",
     "--prune": "remove the blocks found (never from the active session file; a backup is kept)",
-    "--dry-run": "show what would be imported and write nothing",
+    "--dry-run": "show what would be imported (or forgotten) and change nothing",
     "--preview": "the same as --dry-run",
     "--all-leaves": "import every branch of a session, not only the current one",
 }
@@ -90,6 +91,9 @@ ARG_HELP = {
     "hindsight:route": "the text to route (a dry run: nothing is stored)",
     "hindsight:recall-cleanup": "the session file to scan (default: the one --session-file names)",
     "hindsight:import-file": "the session file or chat transcript to import",
+    "hindsight:memories": "list [key=value...], show ID, edit ID TEXT, forget id|document|session|tag|query VALUE, "
+    "export [FILE], import FILE, markdown [FILE]; options: bank=, tag=, document=, session=, since=, until=, "
+    "text=, page=, limit=",
 }
 """Help for the positional words of the commands that take any (the rest take none)."""
 

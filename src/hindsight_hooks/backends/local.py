@@ -797,15 +797,26 @@ class LocalBackend:
         return [_hit(_candidate((*r, None)), scored=False) for r in rows]
 
     def update_unit(
-        self, bank_id: str, unit_id: str, content: str | None = None, importance: float | None = None
+        self,
+        bank_id: str,
+        unit_id: str,
+        content: str | None = None,
+        importance: float | None = None,
+        *,
+        before: Callable[[sqlite3.Connection], None] | None = None,
     ) -> bool:
-        """Replace content and/or importance (re-indexed by trigger); False when the unit is absent."""
+        """Replace content and/or importance (re-indexed by trigger); False when the unit is absent.
+
+        ``before`` runs first inside the same transaction (the memories command records the
+        old text there, so an edit and its history land together or not at all)."""
         if content is None and importance is None:
             raise BackendError("update", "permanent", "update requires content or importance")
         if content is not None and not content.strip():
             raise BackendError("update", "permanent", "content must not be empty")
         vector = self._embed([content])[0] if content is not None and self._embedder is not None else None
         with self._write("update") as conn:
+            if before is not None:
+                before(conn)
             sets: list[str] = []
             params: list[Any] = []
             if content is not None:

@@ -35,6 +35,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("flush", "Deliver queued memory now", ""),
     ("doctor", "Check config, state files, server, queue and store", "[--fix]"),
     ("route", "Dry-run the memory router on a text", "<text>"),
+    (
+        "memories",
+        "List, show, edit, forget (add --yes to confirm), export or import memories",
+        "list|show|edit|forget|export|import|markdown [args] [--dry-run] [--yes]",
+    ),
     ("init", "Write .hindsight/config.toml for this project", ""),
 )
 

@@ -152,10 +152,18 @@ def build_commands(runtime_for: RuntimeFor) -> list[Command]:
             _opts(["--json", "--fix"]),
         ),
         ("hindsight:route", "Dry-run the memory router on a text", cmd_route, "/hindsight:route <text>", None),
+        (
+            "hindsight:memories",
+            "List, show, edit, forget, export or import stored memories",
+            cmd_memories,
+            "/hindsight:memories list|show|edit|forget|export|import|markdown [<args>] [key=value ...] "
+            "[--dry-run] [--json]",
+            _opts(["list", "show", "edit", "forget", "export", "import", "markdown", "--dry-run", "--json"]),
+        ),
     ]
     seen = _SeenContext()
     commands: list[Command] = []
-    free_text = {"hindsight:route", "hindsight:tag"}
+    free_text = {"hindsight:route", "hindsight:tag", "hindsight:memories"}
     for name, desc, handler, usage, complete in specs:
         cmd = Command(name, desc, _wrap(runtime_for, handler, usage, seen, name in free_text), usage=usage)
         if complete is not None:
@@ -616,3 +624,9 @@ def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     for note in decision.get("safety_notes", []):
         lines.append(f"note: {note}")
     return CommandResult("\n".join(lines), "info", decision)
+
+
+def cmd_memories(rt: SessionRuntime, argv: list[str]) -> CommandResult:
+    from .memories import cmd_memories as run
+
+    return run(rt, argv)

@@ -52,6 +52,7 @@ from .store import (
 )
 from .tempfiles import TempFile, find_temp_files, remove_abandoned
 from .timefmt import parse_iso
+from .tombstones import delivery_filter
 
 if TYPE_CHECKING:
     from ..backends.base import MemoryBackend
@@ -356,6 +357,7 @@ class RetainQueue:
             on_rewrite=self._on_rewrite,
             receipts_path=self.receipts_path,
             on_claim_lock=self._sweep_locked,  # the sweep in the claim's hold, not a hold of its own
+            item_filter=delivery_filter(self.path),
         )
         result = run_flush(
             ctx,

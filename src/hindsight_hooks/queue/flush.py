@@ -94,6 +94,8 @@ class FlushContext:
     receipts_path: Path | None = None
     on_claim_lock: Callable[[], None] | None = None
     """Runs first under the claim's hold (the queue's once-per-object temp-file sweep)."""
+    item_filter: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    """Drops the items a tombstone matches before delivery (``tombstones``, ADR 132)."""
 
 
 @dataclass
@@ -147,6 +149,7 @@ def run_flush(
         ensure_bank=ensure_bank,
         request_timeout_ms=request_timeout_ms,
         result=result,
+        item_filter=ctx.item_filter,
     )
     _commit(ctx, claim, outcomes, failures, result)
     return result
@@ -226,6 +229,7 @@ def _deliver(
     ensure_bank: Callable[[str], None] | None,
     request_timeout_ms: int | None,
     result: FlushResult,
+    item_filter: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, RetainOutcome], dict[str, Failure]]:
     outcomes: dict[str, RetainOutcome] = {}
     failures: dict[str, Failure] = {}
@@ -237,13 +241,19 @@ def _deliver(
             continue  # released unattempted: the bank stops at its first failure
         if deadline.expired():
             break  # the rest are released unattempted
+        items = [dict(item) for item in job["items"]]
+        if item_filter is not None:
+            items = item_filter(bank, items)
+            if not items:  # everything in it was forgotten: done, nothing to send
+                outcomes[job["id"]] = RetainOutcome(items_count=0)
+                continue
         try:
             if ensure_bank is not None and bank not in ensured:
                 ensure_bank(bank)
                 ensured.add(bank)
             raw = backend.retain_batch(
                 bank,
-                [dict(item) for item in job["items"]],
+                items,
                 operation_id=job["id"],
                 async_=bool(job.get("async", True)),
                 timeout_s=deadline.remaining_s(cap_s),
