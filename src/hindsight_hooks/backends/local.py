@@ -24,6 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from .base import (
     ReflectResult,
     RetainOutcome,
 )
+from .capabilities import LOCAL, Capabilities
 from .local_dense import DenseIndex
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
 from .local_embedding import Backfill, VectorWorker, count_missing
@@ -184,14 +186,14 @@ class LocalBackend:
     # -- connections and transactions ------------------------------------------------------------
 
     @property
-    def recall_bounds_itself(self) -> bool:
-        """True when ``recall`` keeps its ``timeout_s``/``signal`` on the calling thread.
+    def capabilities(self) -> Capabilities:
+        """``LOCAL``; with a foreign embedder, recall no longer bounds itself.
 
-        Every wait is inside SQLite and bounded: the progress handler stops statements, lock
-        waits are sliced (``_until``). An embedder is foreign code with no such bound, so with
-        one the caller must keep its own watchdog (plugin recall dispatch, ADR 053).
+        Every wait of a recall is inside SQLite and bounded: the progress handler stops
+        statements, lock waits are sliced (``_until``). An embedder is foreign code with no such
+        bound, so with one the caller must keep its own watchdog (plugin recall dispatch, ADR 053).
         """
-        return self._embedder is None
+        return LOCAL if self._embedder is None else replace(LOCAL, bounded_recall=False)
 
     def _conn(self, end: float | None = None, signal: threading.Event | None = None) -> sqlite3.Connection:
         """This thread's connection; opening one waits for locks only until ``end``/``signal``."""

@@ -249,7 +249,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if argv:
         return _usage("/hindsight")
     cfg = rt.cfg
-    data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.backend_kind}
+    data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.caps.label}
     lines = [f"hindsight-hooks {__version__}; enabled: {'yes' if rt.enabled else 'no'}"]
     if rt.loaded.error:
         lines.append(f"config error: {rt.loaded.error}")
@@ -257,14 +257,14 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if not rt.enabled:
         lines.append("memory: off (enabled=false or backend=off)")
         return CommandResult("\n".join(lines), "info", data)
-    if rt.backend_kind == "hindsight":
-        url = redact_text(cfg.hindsight_base_url())
-        src = rt.loaded.sources.get("hindsight.base_url", "default")
-        lines.append(f"backend: hindsight {url} (from {src}); connection {rt.connection}")
+    if rt.caps.remote:
+        url = redact_text(rt.backend_location())
+        src = rt.location_source()
+        lines.append(f"backend: {rt.caps.label} {url} (from {src}); connection {rt.connection}")
         data["url"], data["url_source"] = url, src
     else:
-        path = str(rt.local_path)
-        lines.append(f"backend: local {path}")
+        path = rt.backend_location()
+        lines.append(f"backend: {rt.caps.label} {path}")
         data["local_path"] = path
     project, user = rt.project_bank(), rt.user_bank()
     p_src = rt.loaded.sources.get("banks.project.bank_id", "default")
