@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from hindsight_hooks.config_model import Config, Entity, default_config
+from hindsight_hooks.errors import HindsightHooksError
 from hindsight_hooks.governance.redact import redact_text, redact_value
 
 __all__ = [
@@ -106,7 +107,7 @@ class LoadedConfig:
 # --------------------------------------------------------------------------- value checks
 
 
-class _Bad(Exception):
+class _Bad(HindsightHooksError):
     """A value that breaks its rule. The text says why and never echoes the value (it may be a secret)."""
 
 

@@ -12,13 +12,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..errors import HindsightHooksError
 from .capabilities import Capabilities
 
 ErrorKind = Literal["transient", "auth", "permanent", "not_found", "timeout", "aborted"]
 Budget = Literal["low", "mid", "high"]
 
 
-class BackendError(Exception):
+class BackendError(HindsightHooksError):
     """Every backend failure, classified so the queue knows whether to retry.
 
     ``detail`` is already redacted and at most 500 characters; it never carries transcript text.

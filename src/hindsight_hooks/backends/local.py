@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import HindsightHooksError
 from .base import (
     BackendError,
     BankSpec,
@@ -908,7 +909,7 @@ class LocalBackend:
 # -- helpers -----------------------------------------------------------------------------------------
 
 
-class _Stop(Exception):
+class _Stop(HindsightHooksError):
     """A bounded read ran out of time or was aborted before SQLite could tell us."""
 
     def __init__(self, why: str) -> None:

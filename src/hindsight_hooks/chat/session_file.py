@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import HindsightHooksError
 from ..fsutil import ensure_private_dir, open_private_append
 from ..governance.redact import redact_value
 from ..hooks import Message
@@ -32,7 +33,7 @@ SESSIONS_DIR = ("sessions",)
 """Under the project state folder: ``<cwd>/.hindsight/sessions/``."""
 
 
-class SessionFileError(Exception):
+class SessionFileError(HindsightHooksError):
     """A session file that cannot be resumed. The message names the file, never its content."""
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_text, ensure_private_dir
 
 Mode = Literal["normal", "read-only", "ignored"]
@@ -40,7 +41,7 @@ MODE_LABELS: dict[str, str] = {
 }
 
 
-class TagError(ValueError):
+class TagError(HindsightHooksError, ValueError):
     """A tag the session may not carry; ``reason`` is safe to show the user."""
 
     def __init__(self, reason: str) -> None:
@@ -48,11 +49,11 @@ class TagError(ValueError):
         super().__init__(reason)
 
 
-class ModeError(ValueError):
+class ModeError(HindsightHooksError, ValueError):
     """An unknown or reserved mode."""
 
 
-class MetaShapeError(ValueError):
+class MetaShapeError(HindsightHooksError, ValueError):
     """The file parsed but is not a session meta record (the message names the field, not values)."""
 
 

@@ -37,6 +37,7 @@ from typing import Any, TypeGuard
 import filelock
 import orjson
 
+from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_bytes, ensure_private_dir, move_aside
 from ..hooks.messages import Message
 from ..timing import now_ms
@@ -58,7 +59,7 @@ _sha256 = hashlib.sha256
 # --------------------------------------------------------------------------- errors
 
 
-class CursorError(Exception):
+class CursorError(HindsightHooksError):
     """Base class: the cursor store could not be read or written."""
 
 
