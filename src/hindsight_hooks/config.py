@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from hindsight_hooks.config_model import Config, Entity, default_config
 from hindsight_hooks.errors import HindsightHooksError
 from hindsight_hooks.governance.redact import redact_text, redact_value
+from hindsight_hooks.timefmt import is_iso8601
 
 __all__ = [
     "Config",
@@ -205,10 +206,8 @@ def _check_timestamp(value: Any) -> str | None:
     text = _check_str(value).strip()
     if not text:
         return None
-    try:
-        _dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise _Bad("must be an ISO 8601 date or datetime") from None
+    if not is_iso8601(text):
+        raise _Bad("must be an ISO 8601 date or datetime")
     return text
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from ..errors import HindsightHooksError
+from ..timefmt import epoch_from_iso, iso_from_epoch, normalize_timestamp
 from .base import (
     BackendError,
     BankSpec,
@@ -108,7 +109,7 @@ from .local_schema import (
 from .local_script import unit_script_terms
 from .local_text import StemFinder, content_words, query_terms
 from .local_time import newer_first, time_window
-from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
+from .local_units import ATTRIBUTES, derive_units, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
 from .local_write import PreparedItem, ensure_staging, hash16, store_batch
 from .semantic import StaticEmbedder

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 
 from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_text, ensure_private_dir
+from ..timefmt import iso_now
 
 Mode = Literal["normal", "read-only", "ignored"]
 Switch = Literal["normal", "off"]
@@ -55,12 +56,6 @@ class ModeError(HindsightHooksError, ValueError):
 
 class MetaShapeError(HindsightHooksError, ValueError):
     """The file parsed but is not a session meta record (the message names the field, not values)."""
-
-
-def iso_now() -> str:
-    """UTC ISO 8601 with milliseconds and ``Z``."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 @dataclass(frozen=True)

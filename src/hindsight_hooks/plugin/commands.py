@@ -12,7 +12,6 @@ import shutil
 import time
 import weakref
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from ..fsutil import free_name
 from ..governance.redact import redact_error, redact_text
 from ..hooks import Command, CommandResult, HostContext
 from ..hooks.catalog import Level
+from ..timefmt import parse_iso
 from .runtime import SessionRuntime
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
@@ -232,11 +232,10 @@ def _session_facts(rt: SessionRuntime) -> dict[str, Any]:
 def _age(iso: str | None) -> str:
     if not iso:
         return "-"
-    try:
-        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
+    then = parse_iso(iso)
+    if then is None:
         return "-"
-    secs = max(0, int((datetime.now(UTC) - then).total_seconds()))
+    secs = max(0, int(time.time() - then))
     if secs < 120:
         return f"{secs}s"
     if secs < 7200:
