@@ -1,4 +1,4 @@
-"""Imports point one way: down the layers of ADR 143 (docs/architecture.md has the picture).
+"""Imports point one way: down the layers of ADR 143 (docs/design.md#layers has the picture).
 
 Every ``import`` in the package is read from the source (module level, inside functions and
 under ``TYPE_CHECKING`` alike: a lazy import is still a dependency) and each module is placed
