@@ -5,4 +5,7 @@ Importing this package is deliberately cheap: the plugin object and the heavy pi
 processes.
 """
 
+from .errors import HindsightHooksError
+
 __version__ = "0.1.0"
+__all__ = ["HindsightHooksError", "__version__"]

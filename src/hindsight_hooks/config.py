@@ -32,7 +32,9 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from hindsight_hooks.config_model import Config, Entity, default_config
+from hindsight_hooks.errors import HindsightHooksError
 from hindsight_hooks.governance.redact import redact_text, redact_value
+from hindsight_hooks.timefmt import is_iso8601
 
 __all__ = [
     "Config",
@@ -106,7 +108,7 @@ class LoadedConfig:
 # --------------------------------------------------------------------------- value checks
 
 
-class _Bad(Exception):
+class _Bad(HindsightHooksError):
     """A value that breaks its rule. The text says why and never echoes the value (it may be a secret)."""
 
 
@@ -204,10 +206,8 @@ def _check_timestamp(value: Any) -> str | None:
     text = _check_str(value).strip()
     if not text:
         return None
-    try:
-        _dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise _Bad("must be an ISO 8601 date or datetime") from None
+    if not is_iso8601(text):
+        raise _Bad("must be an ISO 8601 date or datetime")
     return text
 
 

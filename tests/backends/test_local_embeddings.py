@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local_units import iso_from_epoch
+from hindsight_hooks.timefmt import iso_from_epoch
 from tests.backends.test_local_support import T0, Clock, item, make, raw
 
 TOPICS = {"dog": 0, "puppy": 0, "leash": 0, "cat": 1, "kitten": 1, "car": 2, "engine": 2}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BackendError, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_units import iso_from_epoch
+from hindsight_hooks.timefmt import iso_from_epoch
 from tests.backends.test_local_support import T0, T0_ISO, Clock, item, make, raw
 
 HOUR = 3600.0

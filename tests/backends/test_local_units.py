@@ -9,10 +9,10 @@ from hindsight_hooks.backends.local_units import (
     MESSAGE_UNIT_CHARS,
     PLAIN_UNIT_CHARS,
     derive_units,
-    normalize_timestamp,
     origin_of,
     split_text,
 )
+from hindsight_hooks.timefmt import normalize_timestamp
 from tests.backends.test_local_support import item, make
 
 

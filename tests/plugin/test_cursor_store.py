@@ -30,7 +30,7 @@ from hindsight_hooks.plugin.cursor import (
     message_id,
     retained_through_index,
 )
-from hindsight_hooks.plugin.projection import iso_ms
+from hindsight_hooks.timefmt import iso_from_ms as iso_ms
 
 T0 = 1_700_000_000_000
 SRC = str(Path(__file__).resolve().parents[2] / "src")

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from hindsight_hooks.queue import QueueFullError, RetainQueue, new_job
-from hindsight_hooks.queue.timefmt import iso_ms
+from hindsight_hooks.timefmt import iso_ms
 
 from .conftest import FakeBackend, FakeClock, item, job, make_cfg, permanent, read_lines, transient
 

@@ -14,7 +14,7 @@ from hindsight_hooks.backends.base import BackendError
 from hindsight_hooks.queue import QueueError, RetainQueue, new_job
 from hindsight_hooks.queue.jobs import dumps_line
 from hindsight_hooks.queue.policy import APPEND_UNSUPPORTED, DEAD_LETTER_SUFFIX
-from hindsight_hooks.queue.timefmt import iso_ms, parse_iso
+from hindsight_hooks.timefmt import iso_ms, parse_iso
 
 from .conftest import (
     FakeBackend,

@@ -17,7 +17,7 @@ from hindsight_hooks.queue.jobs import (
     new_job,
     normalize_item,
 )
-from hindsight_hooks.queue.timefmt import iso_ms, parse_iso
+from hindsight_hooks.timefmt import iso_ms, parse_iso
 
 from .conftest import T0, item
 

@@ -17,7 +17,7 @@ import pytest
 
 from hindsight_hooks.queue.errors import LockTimeoutError, QueueError
 from hindsight_hooks.queue.lock import QueueLock, hostname
-from hindsight_hooks.queue.timefmt import iso_ms
+from hindsight_hooks.timefmt import iso_ms
 
 FORK = mp.get_context("fork")
 

@@ -17,7 +17,7 @@ from hindsight_hooks.queue.policy import (
     classify,
     is_due,
 )
-from hindsight_hooks.queue.timefmt import iso_ms
+from hindsight_hooks.timefmt import iso_ms
 
 from .conftest import T0, job, make_cfg
 

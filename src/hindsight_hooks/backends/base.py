@@ -12,11 +12,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..errors import HindsightHooksError
+from .capabilities import Capabilities
+
 ErrorKind = Literal["transient", "auth", "permanent", "not_found", "timeout", "aborted"]
 Budget = Literal["low", "mid", "high"]
 
 
-class BackendError(Exception):
+class BackendError(HindsightHooksError):
     """Every backend failure, classified so the queue knows whether to retry.
 
     ``detail`` is already redacted and at most 500 characters; it never carries transcript text.
@@ -163,10 +166,14 @@ class MemoryBackend(Protocol):
     """What the queue, hooks, commands and tools need from a memory store.
 
     ``timeout_s`` is the caller's remaining budget (``None`` = the backend's own default);
-    ``signal`` set means abort. Every failure raises ``BackendError``.
+    ``signal`` set means abort. Every failure raises ``BackendError``. ``capabilities`` says
+    what else it can do; callers ask it, never ``name`` (ADR 140).
     """
 
     name: str  # "hindsight" | "local"
+
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     def health(self, timeout_s: float | None = None) -> dict[str, Any]: ...
 

@@ -39,6 +39,7 @@ from .base import (
     ReflectResult,
     RetainOutcome,
 )
+from .capabilities import HINDSIGHT
 from .hindsight_lanes import Abandoned, Lane, LanePool, TraceFn
 from .hindsight_wire import (
     bank_create_body,
@@ -118,6 +119,7 @@ class HindsightBackend:
     """
 
     name = "hindsight"
+    capabilities = HINDSIGHT
 
     def __init__(
         self,
@@ -472,6 +474,17 @@ class HindsightBackend:
         """``GET …/documents/{doc}`` → ``{id, original_text, tags, document_metadata, memory_unit_count, ...}``."""
         path = bank_path(bank_id, "documents", seg(document_id))
         return _as_dict(self._call("Hindsight get document", "GET", path, timeout_s=timeout_s, retry=True))
+
+    def document_text(self, bank_id: str, document_id: str, timeout_s: float | None = None) -> str | None:
+        """A document's ``original_text``; None when the bank holds no such document or the
+        server keeps no text for it (the ``DocumentReader`` view, ADR 140)."""
+        try:
+            text = self.get_document(bank_id, document_id, timeout_s=timeout_s).get("original_text")
+        except BackendError as exc:
+            if exc.kind == "not_found":
+                return None
+            raise
+        return text if isinstance(text, str) else None
 
     def delete_document(self, bank_id: str, document_id: str, timeout_s: float | None = None) -> dict[str, Any]:
         """``DELETE …/documents/{doc}`` → ``{success, memory_units_deleted, ...}``."""

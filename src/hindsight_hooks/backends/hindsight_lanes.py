@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import httpx
 
+from ..errors import HindsightHooksError
+
 POLL_S = 0.02
 MAX_IDLE_LANES = 4
 
@@ -35,7 +37,7 @@ TraceFn = Callable[[str, dict[str, Any]], None]
 BuildFn = Callable[[httpx.Client, TraceFn], httpx.Request]
 
 
-class Abandoned(Exception):
+class Abandoned(HindsightHooksError):
     """The caller stopped waiting: ``reason`` is ``"aborted"`` (signal) or ``"timeout"`` (deadline)."""
 
     def __init__(self, reason: Literal["aborted", "timeout"]) -> None:

@@ -24,12 +24,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..errors import HindsightHooksError
+from ..timefmt import epoch_from_iso, iso_from_epoch, normalize_timestamp
 from .base import (
     BackendError,
     BankSpec,
@@ -40,6 +43,7 @@ from .base import (
     ReflectResult,
     RetainOutcome,
 )
+from .capabilities import LOCAL, Capabilities
 from .local_dense import DenseIndex
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
 from .local_embedding import STARTUP_S as VECTOR_STARTUP_S
@@ -106,7 +110,7 @@ from .local_schema import (
 from .local_script import unit_script_terms
 from .local_text import StemFinder, content_words, query_terms
 from .local_time import newer_first, time_window
-from .local_units import ATTRIBUTES, derive_units, epoch_from_iso, iso_from_epoch, normalize_timestamp, origin_of
+from .local_units import ATTRIBUTES, derive_units, origin_of
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name, normalise, to_blob
 from .local_write import PreparedItem, ensure_staging, hash16, store_batch
 from .semantic import StaticEmbedder
@@ -188,14 +192,14 @@ class LocalBackend:
     # -- connections and transactions ------------------------------------------------------------
 
     @property
-    def recall_bounds_itself(self) -> bool:
-        """True when ``recall`` keeps its ``timeout_s``/``signal`` on the calling thread.
+    def capabilities(self) -> Capabilities:
+        """``LOCAL``; with a foreign embedder, recall no longer bounds itself.
 
-        Every wait is inside SQLite and bounded: the progress handler stops statements, lock
-        waits are sliced (``_until``). An embedder is foreign code with no such bound, so with
-        one the caller must keep its own watchdog (plugin recall dispatch, ADR 053).
+        Every wait of a recall is inside SQLite and bounded: the progress handler stops
+        statements, lock waits are sliced (``_until``). An embedder is foreign code with no such
+        bound, so with one the caller must keep its own watchdog (plugin recall dispatch, ADR 053).
         """
-        return self._embedder is None
+        return LOCAL if self._embedder is None else replace(LOCAL, bounded_recall=False)
 
     def _conn(self, end: float | None = None, signal: threading.Event | None = None) -> sqlite3.Connection:
         """This thread's connection; opening one waits for locks only until ``end``/``signal``."""
@@ -921,7 +925,7 @@ class LocalBackend:
 # -- helpers -----------------------------------------------------------------------------------------
 
 
-class _Stop(Exception):
+class _Stop(HindsightHooksError):
     """A bounded read ran out of time or was aborted before SQLite could tell us."""
 
     def __init__(self, why: str) -> None:

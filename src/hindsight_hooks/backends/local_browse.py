@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
+from ..timefmt import iso_from_epoch
 from .browse import EditEntry, MemoryFilter, MemoryPage, MemoryRecord
 from .local import LocalBackend
-from .local_units import iso_from_epoch
 
 EDITS_SQL = (
     "CREATE TABLE IF NOT EXISTS unit_edits("

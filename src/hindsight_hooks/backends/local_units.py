@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import orjson
+
+from ..timefmt import normalize_timestamp
 
 MESSAGE_UNIT_CHARS = 2000
 PLAIN_UNIT_CHARS = 4000
@@ -50,48 +51,6 @@ class DerivedUnit:
 
 
 # -- timestamps -------------------------------------------------------------------------------------
-
-
-def iso_from_epoch(seconds: float) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.mmmZ`` (the project's timestamp format); sorts as text."""
-    dt = datetime.fromtimestamp(seconds, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
-
-
-def epoch_from_iso(value: str) -> float | None:
-    """Seconds since the epoch for an ISO 8601 string (``Z``, offset or naive = UTC), else None."""
-    text = value.strip()
-    if not text:
-        return None
-    try:
-        dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
-
-
-def normalize_timestamp(value: object) -> str | None:
-    """An item/message timestamp as our ISO form; epoch ms numbers accepted; else ``None``.
-
-    ``"unset"`` and anything unparsable give ``None``: a bad timestamp must not cost the memory.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        try:
-            return iso_from_epoch(float(value) / 1000.0)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if isinstance(value, str) and value != "unset":
-        seconds = epoch_from_iso(value)
-        if seconds is not None:
-            try:
-                return iso_from_epoch(seconds)
-            except (OverflowError, OSError, ValueError):
-                return None
-    return None
 
 
 # -- splitting --------------------------------------------------------------------------------------

@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, cast
 
+from ..errors import HindsightHooksError
+
 MatchMode = Literal["any", "all", "any_strict", "all_strict", "exact"]
 MATCH_MODES: frozenset[str] = frozenset({"any", "all", "any_strict", "all_strict", "exact"})
 _KIND_KEYS = ("tags", "and", "or", "not")
 _MAX_DEPTH = 32
 
 
-class TagGroupError(ValueError):
+class TagGroupError(HindsightHooksError, ValueError):
     """A malformed ``tag_groups`` value; the message names the offending path (never tag values)."""
 
 

@@ -23,23 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import HindsightHooksError
 from ..fsutil import ensure_private_dir, open_private_append
 from ..governance.redact import redact_value
 from ..hooks import Message
+from ..timefmt import iso_now
 
 SESSION_VERSION = 3
 SESSIONS_DIR = ("sessions",)
 """Under the project state folder: ``<cwd>/.hindsight/sessions/``."""
 
 
-class SessionFileError(Exception):
+class SessionFileError(HindsightHooksError):
     """A session file that cannot be resumed. The message names the file, never its content."""
-
-
-def iso_now() -> str:
-    """UTC ISO 8601 with milliseconds and ``Z`` (the project's timestamp convention)."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def new_session_path(cwd: Path) -> Path:

@@ -20,7 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_text, ensure_private_dir
+from ..timefmt import iso_now
 
 Mode = Literal["normal", "read-only", "ignored"]
 Switch = Literal["normal", "off"]
@@ -40,7 +42,7 @@ MODE_LABELS: dict[str, str] = {
 }
 
 
-class TagError(ValueError):
+class TagError(HindsightHooksError, ValueError):
     """A tag the session may not carry; ``reason`` is safe to show the user."""
 
     def __init__(self, reason: str) -> None:
@@ -48,18 +50,12 @@ class TagError(ValueError):
         super().__init__(reason)
 
 
-class ModeError(ValueError):
+class ModeError(HindsightHooksError, ValueError):
     """An unknown or reserved mode."""
 
 
-class MetaShapeError(ValueError):
+class MetaShapeError(HindsightHooksError, ValueError):
     """The file parsed but is not a session meta record (the message names the field, not values)."""
-
-
-def iso_now() -> str:
-    """UTC ISO 8601 with milliseconds and ``Z``."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 @dataclass(frozen=True)

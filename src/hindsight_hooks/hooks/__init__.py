@@ -1,10 +1,18 @@
-"""The host contract: hookspecs, message model, context, UI, commands, tools and the Host harness."""
+"""The host contract: hookspecs, message model, context, UI, commands, tools and the Host harness.
+
+``Host`` (the reference host in ``hooks.host``) sits at the top of the layers (ADR 143): it is
+loaded the first time someone asks for it, so importing the contract never imports it.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .catalog import Command, CommandResult, Tool, ToolResult
 from .context import UI, ConsoleUI, HostContext, NullUI, RecordingUI
-from .host import Host
 from .messages import Message, assistant_message, message_text, user_message
 from .spec import ENTRY_POINT_GROUP, PROJECT_NAME, AgentHookSpecs, hookimpl, hookspec
+
+if TYPE_CHECKING:
+    from .host import Host
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -27,3 +35,11 @@ __all__ = [
     "message_text",
     "user_message",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Host":
+        from .host import Host
+
+        return Host
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from ..hooks.messages import Message
-from ..importer.jsonl_lines import epoch_ms, read_lines
+from ..importer.jsonl_lines import read_lines
+from ..timefmt import epoch_ms
 
 COMMAND_MARKER = "[hindsight-hooks command output]"
 """The first line of every prompt our Gemini slash commands send (see :mod:`.gemini_commands`)."""

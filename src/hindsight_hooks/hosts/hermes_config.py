@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import HindsightHooksError
 from ..fsutil import FILE_MODE, atomic_write_bytes
 from .hermes import PROVIDER_NAME
 from .hermes_plugin import PLUGIN_NAME
@@ -34,7 +35,7 @@ from .owned_files import sha256_hex
 BACKUP_SUFFIX = ".hindsight-hooks.bak"
 
 
-class ConfigError(Exception):
+class ConfigError(HindsightHooksError):
     """config.yaml cannot be changed safely (not YAML, not a mapping, or no YAML library); it was not touched."""
 
 

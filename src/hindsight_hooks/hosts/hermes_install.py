@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import HindsightHooksError
 from .hermes import PROVIDER_NAME
 from .hermes_config import ConfigChange, ConfigError, ConfigRecord, apply, revert
 from .owned_files import PLAIN_MODE, remove_unchanged, sha256_hex, write_changed
@@ -68,7 +69,7 @@ def _plugin_yaml() -> str:
     )
 
 
-class InstallError(Exception):
+class InstallError(HindsightHooksError):
     """Hermes' files cannot be changed here; nothing was changed."""
 
 

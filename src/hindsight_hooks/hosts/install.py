@@ -31,11 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import HindsightHooksError
+
 MARKER = "hindsight_hooks.hosts hook"
 BACKUP_SUFFIX = ".hindsight-hooks.bak"
 
 
-class SettingsError(Exception):
+class SettingsError(HindsightHooksError):
     """The settings file cannot be read as a JSON object; it was not touched."""
 
 

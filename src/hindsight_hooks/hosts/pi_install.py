@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_bytes
 from .owned_files import PLAIN_MODE, remove_unchanged, sha256_hex, write_changed
 
@@ -35,7 +36,7 @@ FOLDER = "hindsight"
 PROTOCOL_VERSION = 1
 
 
-class InstallError(Exception):
+class InstallError(HindsightHooksError):
     """The extension cannot be installed or removed here; nothing was changed."""
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
+from ..errors import HindsightHooksError
 from ..hooks import Host
 from ..host_sessions import session_file_for
 from .bridge_payloads import command_answer, command_entry, context_answer, tool_answer, tool_entry
@@ -71,7 +72,7 @@ DRAIN_S = 15.0
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-class RpcError(Exception):
+class RpcError(HindsightHooksError):
     """A handler's refusal, sent as the request's JSON-RPC error."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -80,7 +81,7 @@ class RpcError(Exception):
         self.data = data
 
 
-class _Stop(Exception):
+class _Stop(HindsightHooksError):
     """Raised in the reading thread by a stop signal."""
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..governance.redact import redact_text
-from ..plugin.jobs import iso_now
+from ..timefmt import iso_now
 from .documents import ImportDocument
 from .state_file import load_state, save_state
 

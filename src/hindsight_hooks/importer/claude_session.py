@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from ..hooks.messages import Message
-from .jsonl_lines import epoch_ms, read_lines
+from ..timefmt import epoch_ms
+from .jsonl_lines import read_lines
 
 _NOISE_PREFIXES = (
     "<system-reminder>",

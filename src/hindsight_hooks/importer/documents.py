@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,8 @@ from ..governance import identity as ident
 from ..governance.redact import redact_text
 from ..hooks.messages import Message
 from ..plugin.injected import is_injected
-from ..plugin.projection import ToolResultPolicy, iso_ms, project
+from ..plugin.projection import ToolResultPolicy, project
+from ..timefmt import epoch_ms, iso_from_ms
 from .chunking import Chunk, chunk_turns
 from .pi_session import BadLines, ParsedSession, read_header, resolve_parent_session
 from .quality import strict_drops
@@ -156,20 +156,11 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def _iso_to_ms(value: str | None) -> int | None:
-    if not value:
-        return None
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except (ValueError, OverflowError):
-        return None
-
-
 def _with_timestamp(msg: Message, entry_timestamp: str | None) -> Message:
     """A message missing its epoch-ms timestamp borrows its entry's, so the content is stable."""
     if msg.get("timestamp") is not None:
         return msg
-    ms = _iso_to_ms(entry_timestamp)
+    ms = epoch_ms(entry_timestamp)
     return msg if ms is None else {**msg, "timestamp": ms}
 
 
@@ -197,7 +188,7 @@ def _message_iso(msg: Message | None) -> str | None:
     ts = msg.get("timestamp")
     if isinstance(ts, int | float) and not isinstance(ts, bool):
         try:
-            return iso_ms(int(ts))
+            return iso_from_ms(int(ts))
         except (OverflowError, ValueError):
             return None
     return ts if isinstance(ts, str) and ts else None
@@ -276,7 +267,7 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
         parent_file=parent_file,
         forked=settings.include_branches == "all-leaves" and len(leaves) > 1,
     )
-    now_ms = _iso_to_ms(parsed.header.timestamp) or 0
+    now_ms = epoch_ms(parsed.header.timestamp) or 0
     documents: list[ImportDocument] = []
     branch_messages = 0
     for leaf in targets:

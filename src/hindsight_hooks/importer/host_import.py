@@ -38,8 +38,9 @@ from ..governance import identity as ident
 from ..hooks.messages import Message
 from ..host_sessions import session_file_for
 from ..plugin.cursor import CursorStore, filter_new
+from ..timefmt import epoch_ms
 from .documents import ImportDocument, ImportScope, ImportSettings, SessionFacts, branch_documents
-from .jsonl_lines import epoch_ms, numbered_objects
+from .jsonl_lines import numbered_objects
 from .pi_session import BadLines, EmptyFileError, SessionFormatError
 
 STATE_DIR_NAME = ".hindsight"

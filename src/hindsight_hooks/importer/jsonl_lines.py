@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +40,6 @@ def read_lines(path: Path, tail_bytes: int | None = None) -> list[dict[str, Any]
         if isinstance(obj, dict):
             out.append(obj)
     return out
-
-
-def epoch_ms(value: Any) -> int | None:
-    """An ISO-8601 time (``2026-11-24T18:12:57.043Z``) or a number as epoch milliseconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, str) and value:
-        try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
-            return None
-    return None
 
 
 def numbered_objects(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:

@@ -20,7 +20,7 @@ from typing import Any
 from filelock import FileLock
 
 from ..fsutil import FILE_MODE, ensure_private_dir
-from ..plugin.jobs import iso_now
+from ..timefmt import iso_now
 from .documents import ImportDocument, ImportSettings
 from .state_file import load_state, save_state
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import HindsightHooksError
 from ..hooks.messages import Message
 
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -36,7 +37,7 @@ SNIFF_LINES = 50
 """How many non-empty lines ``sniff`` reads to tell a damaged session from a chat transcript."""
 
 
-class SessionFormatError(ValueError):
+class SessionFormatError(HindsightHooksError, ValueError):
     """The file is not a Pi session we can read (the message names the file, never its content)."""
 
 

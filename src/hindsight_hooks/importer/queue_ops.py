@@ -22,7 +22,7 @@ from typing import Any
 
 from ..queue import RetainQueue
 from ..queue.store import read_tolerant, rewrite
-from ..queue.timefmt import parse_iso
+from ..timefmt import parse_iso
 
 
 @dataclass

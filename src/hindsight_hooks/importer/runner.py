@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import HindsightHooksError
 from ..governance.redact import redact_error
 from ..plugin.jobs import build_item, new_job, session_tags
 from ..timing import Deadline
@@ -59,7 +60,7 @@ CONFIRM_OPTIONS = ["Import", "Cancel"]
 PREVIEW_DOC_LINES = 40
 
 
-class ImportFailure(Exception):
+class ImportFailure(HindsightHooksError):
     """An import that cannot start (no bank, unreadable file); the message is safe to show."""
 
 

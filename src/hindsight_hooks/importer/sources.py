@@ -13,10 +13,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import HindsightHooksError
 from .pi_session import EmptyFileError, SessionFormatError, SessionHeader, first_json_line, parse_header, sniff
 
 
-class ImportRefused(Exception):
+class ImportRefused(HindsightHooksError):
     """The file may not be imported here; the message names the paths involved, never content."""
 
 

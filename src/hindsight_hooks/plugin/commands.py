@@ -12,7 +12,6 @@ import shutil
 import time
 import weakref
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from ..fsutil import free_name
 from ..governance.redact import redact_error, redact_text
 from ..hooks import Command, CommandResult, HostContext
 from ..hooks.catalog import Level
+from ..timefmt import parse_iso
 from .runtime import SessionRuntime
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
@@ -240,11 +240,10 @@ def _session_facts(rt: SessionRuntime) -> dict[str, Any]:
 def _age(iso: str | None) -> str:
     if not iso:
         return "-"
-    try:
-        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
+    then = parse_iso(iso)
+    if then is None:
         return "-"
-    secs = max(0, int((datetime.now(UTC) - then).total_seconds()))
+    secs = max(0, int(time.time() - then))
     if secs < 120:
         return f"{secs}s"
     if secs < 7200:
@@ -257,7 +256,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if argv:
         return _usage("/hindsight")
     cfg = rt.cfg
-    data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.backend_kind}
+    data: dict[str, Any] = {"version": __version__, "enabled": rt.enabled, "backend": rt.caps.label}
     lines = [f"hindsight-hooks {__version__}; enabled: {'yes' if rt.enabled else 'no'}"]
     if rt.loaded.error:
         lines.append(f"config error: {rt.loaded.error}")
@@ -265,14 +264,14 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if not rt.enabled:
         lines.append("memory: off (enabled=false or backend=off)")
         return CommandResult("\n".join(lines), "info", data)
-    if rt.backend_kind == "hindsight":
-        url = redact_text(cfg.hindsight_base_url())
-        src = rt.loaded.sources.get("hindsight.base_url", "default")
-        lines.append(f"backend: hindsight {url} (from {src}); connection {rt.connection}")
+    if rt.caps.remote:
+        url = redact_text(rt.backend_location())
+        src = rt.location_source()
+        lines.append(f"backend: {rt.caps.label} {url} (from {src}); connection {rt.connection}")
         data["url"], data["url_source"] = url, src
     else:
-        path = str(rt.local_path)
-        lines.append(f"backend: local {path}")
+        path = rt.backend_location()
+        lines.append(f"backend: {rt.caps.label} {path}")
         data["local_path"] = path
     project, user = rt.project_bank(), rt.user_bank()
     p_src = rt.loaded.sources.get("banks.project.bank_id", "default")

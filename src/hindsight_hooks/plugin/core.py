@@ -139,7 +139,7 @@ def _session_start(ctx: HostContext) -> None:
     from .flusher import start_background
 
     start_background(rt)
-    if rt.backend_kind == "hindsight" and rt.cfg.mental_models.enabled:
+    if rt.caps.mental_models and rt.cfg.mental_models.enabled:
         from .mental_models import MentalModels
 
         rt.mental_models = MentalModels(rt)
@@ -192,11 +192,12 @@ def _startup_notice(rt: SessionRuntime) -> str:
     from ..governance.redact import redact_text
 
     parts = []
-    if rt.backend_kind == "hindsight":
-        src = " (from project config)" if rt.loaded.project_base_url else ""
-        parts.append(f"backend hindsight {redact_text(rt.cfg.hindsight_base_url())}{src}")
+    if rt.caps.remote:
+        src = " (from project config)" if rt.location_source() == "project" else ""
+        parts.append(f"backend {rt.caps.label} {redact_text(rt.backend_location())}{src}")
     else:
-        parts.append("backend local (embedded SQLite)")
+        summary = "" if rt.backend_entry is None else rt.backend_entry.summary
+        parts.append(f"backend {rt.caps.label} ({summary})")
     banks = [b for b in (rt.project_bank(), rt.user_bank()) if b]
     parts.append("banks " + (", ".join(banks) if banks else "none"))
     if rt.meta is not None:

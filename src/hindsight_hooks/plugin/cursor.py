@@ -37,10 +37,11 @@ from typing import Any, TypeGuard
 import filelock
 import orjson
 
+from ..errors import HindsightHooksError
 from ..fsutil import atomic_write_bytes, ensure_private_dir, move_aside
 from ..hooks.messages import Message
+from ..timefmt import iso_from_ms
 from ..timing import now_ms
-from .projection import iso_ms
 
 STORE_VERSION = 3
 TAIL_WINDOW = 200
@@ -58,7 +59,7 @@ _sha256 = hashlib.sha256
 # --------------------------------------------------------------------------- errors
 
 
-class CursorError(Exception):
+class CursorError(HindsightHooksError):
     """Base class: the cursor store could not be read or written."""
 
 
@@ -803,7 +804,7 @@ class CursorStore:
         with self._locked():
             snapshot = self._load()
             sessions = dict(snapshot.sessions)
-            updated_at = iso_ms(self._clock())
+            updated_at = iso_from_ms(self._clock())
             new = advance(sessions.get(sid), msgs, through, updated_at=updated_at, memo=memo)
             if new is None:
                 return

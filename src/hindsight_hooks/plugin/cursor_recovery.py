@@ -154,7 +154,9 @@ def queued_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[
 
 def stored_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[str]:
     """The live document as the store (or server) holds it; a bank that cannot answer is skipped."""
-    backend: Any = rt.backend()
+    from ..backends.capabilities import document_reader
+
+    backend = document_reader(rt.backend())
     if backend is None:
         return []
     texts: list[str] = []
@@ -163,13 +165,7 @@ def stored_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[
             continue
         try:
             with rt.backend_use():
-                if hasattr(backend, "document_text"):
-                    text = backend.document_text(bank, document_id, STORE_READ_TIMEOUT_S)
-                elif hasattr(backend, "get_document"):
-                    timeout_s = min(rt.cfg.hindsight.timeout_ms / 1000.0, STORE_READ_TIMEOUT_S)
-                    text = backend.get_document(bank, document_id, timeout_s=timeout_s).get("original_text")
-                else:
-                    text = None
+                text = backend.document_text(bank, document_id, STORE_READ_TIMEOUT_S)
         except Exception:
             continue  # missing document, outage: no evidence from this bank
         if isinstance(text, str):

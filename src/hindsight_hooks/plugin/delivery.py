@@ -66,7 +66,7 @@ def deliver(
     if backend is None:
         report.error = rt.backend_error or rt.not_initialised_message()
         return report
-    request_ms = rt.cfg.hindsight.timeout_ms if rt.backend_kind == "hindsight" else None
+    request_ms = rt.cfg.hindsight.timeout_ms if rt.caps.remote else None
     deadline = Deadline(budget_ms)
     cap_s = None if request_ms is None else request_ms / 1000.0
 
@@ -76,7 +76,7 @@ def deliver(
         # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun docs/shutdown.md.
         rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
 
-    offline = offline_banks(rt) if skip_offline and rt.backend_kind == "hindsight" else []
+    offline = offline_banks(rt) if skip_offline and rt.caps.remote else []
     try:
         with rt.backend_use():
             result = rt.queue().flush(
@@ -104,7 +104,7 @@ def deliver(
     report.in_flight = result.in_flight
     report.delivered = list(result.delivered)
     report.errors = dict(result.errors)
-    if rt.backend_kind == "hindsight":
+    if rt.caps.remote:
         for bank_id in result.unreachable:
             rt.start_cooldown(bank_id)
     if result.outcome:

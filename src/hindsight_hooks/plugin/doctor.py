@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.capabilities import ServerView, self_checking, server_view
 from ..fsutil import move_aside
 from ..governance.redact import redact_error, redact_text
 from ..hooks import CommandResult
@@ -70,7 +71,7 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
         )
     else:
         sources = ", ".join(str(p) for p in loaded.files.values()) or "defaults only"
-        checks.append(Check("config", "ok", f"backend={rt.backend_kind}; files: {sources}"))
+        checks.append(Check("config", "ok", f"backend={rt.caps.label}; files: {sources}"))
 
     # state folder
     sd = rt.state_dir
@@ -343,22 +344,25 @@ def _meta_checks(rt: SessionRuntime, fix: bool, actions: list[str]) -> list[Chec
 
 def _backend_checks(rt: SessionRuntime) -> list[Check]:
     out: list[Check] = []
-    backend: Any = rt.backend()
-    if backend is None:
+    built = rt.backend()
+    if built is None:
         return [Check("backend", "fail", rt.backend_error or "not initialised", "check the config and the store path")]
-    if rt.backend_kind == "hindsight":
+    backend = server_view(built)
+    checking = self_checking(built)
+    if backend is not None:
         wait_s = min(5.0, rt.cfg.hindsight.timeout_ms / 1000.0)  # doctor answers promptly, even when down
         try:
             health = backend.health(timeout_s=wait_s)
             out.append(
-                Check("server", "ok", f"{redact_text(rt.cfg.hindsight_base_url())} health {health.get('status', 'ok')}")
+                Check("server", "ok", f"{redact_text(rt.backend_location())} health {health.get('status', 'ok')}")
             )
         except Exception as exc:
             return [Check("server", "fail", redact_error(exc), "start the server or fix hindsight.base_url")]
         try:
             ver = backend.version(timeout_s=wait_s)
             api = str(ver.get("api_version", "?"))
-            features = ver.get("features") if isinstance(ver.get("features"), dict) else {}
+            raw = ver.get("features")
+            features: dict[str, Any] = raw if isinstance(raw, dict) else {}
             on = sorted(k for k, v in features.items() if v is True)
             detail = f"api {api}; features: {', '.join(on) or 'none'}"
             old = _version_tuple(api) < (1, 1, 0)
@@ -381,9 +385,9 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
                 fix = "check HINDSIGHT_API_KEY" if kind == "auth" else "check the server"
                 out.append(Check(f"bank {bank}", "fail", redact_error(exc), fix))
         out.extend(_verify_writes(rt, backend, wait_s))
-    else:
+    elif checking is not None:
         try:
-            problems = backend.quick_check()
+            problems = checking.quick_check()
             out.append(
                 Check(
                     "local store",
@@ -394,6 +398,12 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
             )
         except Exception as exc:
             out.append(Check("local store", "fail", redact_error(exc), "check local.path"))
+    else:  # a store with neither a server to ask nor a self-check: its health is all there is
+        try:
+            health = built.health()
+            out.append(Check("store", "ok", f"{rt.caps.label} health {health.get('status', 'ok')}"))
+        except Exception as exc:
+            out.append(Check("store", "fail", redact_error(exc), "check the backend's configuration"))
     return out
 
 
@@ -416,7 +426,7 @@ _OP_LOST = {
 }
 
 
-def _verify_writes(rt: SessionRuntime, backend: Any, wait_s: float) -> list[Check]:
+def _verify_writes(rt: SessionRuntime, backend: ServerView, wait_s: float) -> list[Check]:
     """Ask the server about the operations of the 5 newest receipts (docs/commands.md write verification).
 
     A receipt only proves the server *accepted* a retain. Only ``completed`` proves it landed;

@@ -10,22 +10,17 @@ call's sets to every unit of a document.
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..governance import identity as ident
 from ..governance.redact import redact_text, redact_value
+from ..timefmt import iso_now
 
 if TYPE_CHECKING:
     from .runtime import SessionRuntime
 
 RESERVED_METADATA = ("cwd", "session_file", "session_id", "source", "retain_source", "imported")
-
-
-def iso_now() -> str:
-    """UTC ISO 8601 with milliseconds and ``Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{datetime.now(UTC).microsecond // 1000:03d}Z"
 
 
 def session_context(rt: SessionRuntime) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..backends.base import BackendError
 from ..backends.browse import MemoryBrowser, MemoryFilter, MemoryRecord, Unsupported, browser_for
+from ..errors import HindsightHooksError
 from ..governance.redact import redact_error, redact_text
 from ..hooks import CommandResult
 from .runtime import SessionRuntime
@@ -33,7 +34,7 @@ QUERY_CAP = 1000  # a forget by query lists at most this many memories (ask for 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+Z?)?$")
 
 
-class ArgError(ValueError):
+class ArgError(HindsightHooksError, ValueError):
     """A bad argument: the command answers with the usage line and this reason."""
 
 
@@ -364,8 +365,8 @@ def tombstones_for(plan: Plan) -> list[Any]:
     """What stays forgotten: the session/tag itself, every document deleted, every text removed."""
     import time
 
-    from ..queue.timefmt import iso_ms
     from ..queue.tombstones import Tombstone, text_key
+    from ..timefmt import iso_ms
 
     now = iso_ms(time.time())
     stones = []

@@ -19,12 +19,12 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..backends.browse import MemoryFilter, MemoryRecord, browser_for
+from ..timefmt import iso_now
 
 if TYPE_CHECKING:
     from ..backends.local import LocalBackend
@@ -42,7 +42,7 @@ def _line(obj: dict[str, Any]) -> bytes:
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return iso_now()
 
 
 def count_kinds(lines: list[bytes]) -> dict[str, int]:

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..backends.capabilities import mental_model_store
+
 if TYPE_CHECKING:
     from .runtime import SessionRuntime
 
@@ -133,9 +135,9 @@ class MentalModels:
     def _fetch(self) -> str:
         """Ensure, seed (create-only), list with content, filter by scope, render; raises on failure."""
         rt = self._rt
-        backend: Any = rt.backend()
-        if backend is None or rt.backend_kind != "hindsight":
-            raise RuntimeError("mental models need the Hindsight backend")
+        backend = mental_model_store(rt.backend())
+        if backend is None:
+            raise RuntimeError("mental models need a backend that keeps them (the Hindsight server)")
         timeout = rt.cfg.hindsight.timeout_ms / 1000.0
         seeds = self._seeds_for()
         banks = sorted({b for b, _ in seeds})

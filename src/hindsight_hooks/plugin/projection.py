@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ..config_model import RetainConfig
 from ..hooks.messages import Message, message_text
+from ..timefmt import iso_from_ms
 from ..timing import now_ms as _now_ms
 from .echo_guard import scrub_value
 from .injected import is_injected
@@ -27,25 +28,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ELLIPSIS = "…"
 
 
-def iso_ms(epoch_ms: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC) for an epoch-ms value."""
-    moment = _EPOCH + timedelta(milliseconds=epoch_ms)
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
-    )
-
-
 def _timestamp(value: Any, now: int) -> str:
     """Epoch ms → ISO; a non-empty string is already a timestamp and is kept; else now."""
     if isinstance(value, str) and value:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
-            return iso_ms(int(value // 1))
+            return iso_from_ms(int(value // 1))
         except (OverflowError, ValueError):
             pass  # NaN, infinities, years beyond 9999: treat as missing
-    return iso_ms(now)
+    return iso_from_ms(now)
 
 
 def _copy(value: Any) -> Any:
@@ -311,4 +303,4 @@ def projection_json(projected: list[dict[str, Any]]) -> str:
     return json.dumps(projected, indent=2, ensure_ascii=False, default=_json_fallback)
 
 
-__all__ = ["ToolResultPolicy", "iso_ms", "project", "projection_json"]
+__all__ = ["ToolResultPolicy", "project", "projection_json"]

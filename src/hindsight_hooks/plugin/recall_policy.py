@@ -67,7 +67,7 @@ def _last_user_content(msgs: list[Message]) -> Any:
 def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | None:
     cfg = rt.cfg
     rc = cfg.recall
-    if not rt.enabled or not rc.enabled or rt.backend_kind == "off":
+    if not rt.enabled or not rc.enabled:
         return None
     if rt.ctx.is_subagent:
         return None
@@ -162,7 +162,7 @@ def _recall_all(
         composed = compose_query(
             msgs, scope.kind, rc, repo_key=rt.identity.repo_key, cwd=rt.cwd, redact=redact, body=body
         )
-        query = local_search_text(composed.body) if rt.backend_kind == "local" else composed.query
+        query = local_search_text(composed.body) if rt.caps.word_query else composed.query
         request = RecallRequest(
             query=query,
             budget=rc.budget,
@@ -175,7 +175,7 @@ def _recall_all(
             limit=rc.top_k,
         )
         planned.append((scope, composed.query, request))
-    if getattr(backend, "recall_bounds_itself", False) is True:  # the embedded store (ADR 053)
+    if backend.capabilities.bounded_recall:  # the embedded store without a foreign embedder (ADR 053)
         return _recall_inline(rt, backend, planned, deadline)
 
     abandon = threading.Event()

@@ -112,7 +112,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if getattr(rt.ctx, "short_lived", False):  # a process per hook: the host delivers later, elsewhere
         rt.set_activity("retain-queued")
         return
-    if coalesce and rt.backend_kind != "local" and not rt.queue().coalesced_flush_due():
+    if coalesce and not rt.caps.append and not rt.queue().coalesced_flush_due():
         rt.set_activity("retain-queued")
         return
     report = deliver(rt, banks=set(targets), budget_ms=cfg.retain.flush_timeout_ms, skip_offline=True)
@@ -120,7 +120,7 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     queued = report.remaining
     if delivered_ids & set(job_ids):
         rt.set_activity("retained" if queued == 0 else f"retained queued:{queued}")
-        if cfg.retain.post_retain_reflect and rt.backend_kind == "hindsight":
+        if cfg.retain.post_retain_reflect and rt.caps.synthesised_reflect:
             _post_retain_reflect(rt, targets[0])
     else:
         rt.set_activity("offline" if report.error else "retain-queued")

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..backends.base import BackendError, BankSpec, MemoryBackend
+from ..backends.capabilities import OFF, Capabilities
+from ..backends.factory import BackendEntry, backend_entry
 from ..config import LoadedConfig, load_config, resolve_api_key, resolve_local_path, resolve_path
 from ..config_model import Config
 from ..fsutil import ensure_private_dir
@@ -63,8 +65,11 @@ class SessionRuntime:
         self.cwd = Path(os.path.realpath(ctx.cwd))
         self.loaded: LoadedConfig = load_config(self.cwd, env=self.env)
         self.cfg: Config = self.loaded.config
-        self.backend_kind = "off" if self.loaded.error else self.cfg.effective_backend()
-        self.enabled = self.backend_kind != "off"
+        name = "off" if self.loaded.error else self.cfg.effective_backend()
+        # What the configured backend is and can do, known before it is built (ADR 140).
+        self.backend_entry: BackendEntry | None = backend_entry(name)
+        self.caps: Capabilities = OFF if self.backend_entry is None else self.backend_entry.capabilities
+        self.enabled = self.backend_entry is not None
         self.notifier = StreakNotifier()
         self.connection = "idle"
         self.last_error: str | None = None
@@ -102,9 +107,13 @@ class SessionRuntime:
     # -- backend ----------------------------------------------------------------------------
     @property
     def backend_key(self) -> str:
-        if self.backend_kind == "hindsight":
-            return "hindsight:" + self.cfg.hindsight_base_url()
-        return "local:" + str(self.local_path)
+        """Which store a bank lives in: the backend's label and its location (URL or path)."""
+        return self.caps.label + ":" + self.backend_location()
+
+    def backend_location(self) -> str:
+        """Where the backend keeps memory (a URL or a path, not redacted); empty when off."""
+        entry = self.backend_entry
+        return "" if entry is None else entry.location(self.cfg, self.local_path)
 
     @property
     def local_path(self) -> Path:
@@ -132,10 +141,14 @@ class SessionRuntime:
     def backend_error(self) -> str | None:
         return self._backend_error
 
+    def location_source(self) -> str:
+        """Which config source set the backend's location: default, user, project or env."""
+        entry = self.backend_entry
+        return "default" if entry is None else self.loaded.sources.get(entry.location_key, "default")
+
     def not_initialised_message(self) -> str:
-        if self.backend_kind == "local":
-            return "Local memory backend is not initialised for this session."
-        return "Hindsight backend is not initialised for this session."
+        title = "Memory backend" if self.backend_entry is None else self.backend_entry.title
+        return f"{title} is not initialised for this session."
 
     def bank_spec(self, bank_id: str) -> BankSpec:
         role = "user" if self.identity is not None and bank_id == self.identity.user_bank_id else "project"

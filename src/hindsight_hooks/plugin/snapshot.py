@@ -10,7 +10,7 @@ not replace a good snapshot unless failures were explicitly opted in
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +18,10 @@ from ..backends.base import MemoryHit
 from ..fsutil import atomic_write_text, ensure_private_dir
 from ..governance.redact import redact_value
 from ..sanitize import sanitize
+from ..timefmt import iso_utc
 from .render import BankBlock, render_bank_section, renderable_hits
 
 _FAILURE_KEYS = ("bank_id", "query", "error", "kind", "tag_groups")
-
-
-def iso_utc(moment: datetime | int | float | str) -> str:
-    """ISO 8601 UTC with milliseconds and ``Z``; ints/floats are epoch ms, strings pass through."""
-    if isinstance(moment, str):
-        return moment
-    if isinstance(moment, int | float):
-        moment = datetime.fromtimestamp(moment / 1000.0, tz=UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def should_write(rendered: str, failed: int, store_failures: bool) -> bool:

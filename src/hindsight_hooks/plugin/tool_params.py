@@ -9,13 +9,13 @@ host's ``invalid arguments: <field>: <why>``) instead of a server 500 or a silen
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..backends.tag_groups import TagGroupError, validate_tag_groups
 from ..governance.session_meta import RESERVED_TAG_PREFIXES
+from ..timefmt import is_iso8601
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 Budget = Literal["low", "mid", "high"]
@@ -124,10 +124,8 @@ class RetainGlobalParams(_Params):
         # The server answers a bad one with a 422, which would only surface as a dead letter.
         if v is None or v == "unset":
             return v
-        try:
-            datetime.fromisoformat(v.strip())
-        except ValueError:
-            raise ValueError('timestamp must be an ISO 8601 date-time or "unset"') from None
+        if not is_iso8601(v.strip()):
+            raise ValueError('timestamp must be an ISO 8601 date-time or "unset"')
         return v.strip()
 
 

@@ -13,13 +13,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
+from ..backends.capabilities import unit_editor
 from ..governance import identity as ident
 from ..governance.redact import redact_error, redact_text, redact_value
 from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
+from ..timefmt import iso_now
 from .delivery import deliver
 from .injected import strip_injected_blocks
-from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, iso_now, new_job, session_context
+from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
 from .recall_details import memory_records
 from .runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
@@ -67,13 +69,13 @@ def build_tools(runtime_for: RuntimeFor) -> list[Tool]:
 
 def tools_available(rt: SessionRuntime) -> set[str]:
     """Names offered for this session: none when memory is off, the user-bank tool only with a
-    user bank, memory_edit only on the local backend."""
+    user bank, memory_edit only on a backend that can edit units (ADR 140)."""
     if not rt.enabled:
         return set()
     names = {"hindsight_retain", "hindsight_recall", "hindsight_reflect"}
     if rt.user_bank():
         names.add("hindsight_retain_global")
-    if rt.backend_kind == "local":
+    if rt.caps.edit:
         names.add("memory_edit")
     return names
 
@@ -244,7 +246,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         # Not this bank's head: an older job goes first (after its backoff). Say so, and keep
         # the last delivery error visible, without calling the backlog's error this job's.
         error = BEHIND_BACKLOG + (f"; last error: {rt.last_error}" if rt.last_error else "")
-    if rt.backend_kind == "local":
+    if rt.caps.append:  # delivered = stored: say so, with the ids memory_edit takes
         if delivered:
             ids = _stored_unit_ids(rt, bank_id, doc_ids, delivered_entry or {})
             rt.set_activity("retained")
@@ -287,8 +289,8 @@ def _stored_unit_ids(rt: SessionRuntime, bank_id: str, doc_ids: list[str], entry
     given = entry.get("unit_ids")
     if isinstance(given, list) and given:
         return [str(i) for i in given]
-    backend: Any = rt.backend()
-    if backend is None or rt.identity is None or not hasattr(backend, "list_units"):
+    backend = unit_editor(rt.backend())
+    if backend is None or rt.identity is None:
         return []
     wanted = set(doc_ids)
     try:
@@ -381,7 +383,7 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
         return ToolResult.of_text("No relevant memories found.", **details)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     noun = "memory" if len(hits) == 1 else "memories"
-    bullets = [_local_bullet(h) if rt.backend_kind == "local" else _hindsight_bullet(h) for h in hits]
+    bullets = [_local_bullet(h) if rt.caps.ranked_hits else _hindsight_bullet(h) for h in hits]
     text = f"Found {len(hits)} relevant {noun} (as of {stamp} UTC):\n\n" + "\n\n".join(bullets)
     details["memories"] = memory_records(hits, results)
     return ToolResult.of_text(text, **details)
@@ -393,7 +395,7 @@ def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
     out: list[MemoryHit] = []
     for h in hits:
         key = same_text_key(h.text)
-        if rt.backend_kind == "local" and h.id is not None:
+        if rt.caps.ranked_hits and h.id is not None:
             if h.id in seen_ids:
                 continue
             seen_ids.add(h.id)
@@ -401,7 +403,7 @@ def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
             continue
         seen_text.add(key)
         out.append(h)
-    if rt.backend_kind == "local":
+    if rt.caps.ranked_hits:
         out.sort(key=lambda h: -(h.score if h.score is not None else (h.importance or 0.0)))
         out = out[: rt.cfg.local.recall_limit]
     return out
@@ -448,7 +450,7 @@ def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
     groups = _search_filter(rt, scope_groups, p)
     scrub = _scrubber(rt)  # the question and its context leave the process: redacted (ADR-060)
     timeout_s = rt.cfg.hindsight.timeout_ms / 1000.0
-    if rt.backend_kind == "hindsight":
+    if rt.caps.remote:
         try:
             rt.ensure_bank(bank_id, timeout_s=timeout_s)
         except Exception:
@@ -476,14 +478,14 @@ def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
 
 # -- memory_edit ------------------------------------------------------------------------------
 def _memory_edit(rt: SessionRuntime, p: MemoryEditParams) -> ToolResult:
-    if rt.backend_kind != "local":
+    if not rt.caps.edit:
         return ToolResult.error("memory_edit is only available with the local backend", "unsupported")
     blocked = _write_gate(rt, "memory_edit")
     if blocked is not None:
         return blocked
     if p.op == "update" and p.content is None and p.importance is None:
         return ToolResult.error("memory_edit update requires content or importance.", "invalid")
-    backend: Any = rt.backend()
+    backend = unit_editor(rt.backend())
     if backend is None:
         return ToolResult.error(rt.not_initialised_message(), "not_initialised")
     from ..backends.tag_groups import match_tag_groups

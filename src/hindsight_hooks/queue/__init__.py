@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+from ..timefmt import parse_iso
 from . import coalesce as _coalesce
 from .diagnostics import jobs_view as _jobs_view
 from .diagnostics import report as _report
@@ -51,7 +52,6 @@ from .store import (
     write_fully,
 )
 from .tempfiles import TempFile, find_temp_files, remove_abandoned
-from .timefmt import parse_iso
 from .tombstones import delivery_filter
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ..governance.redact import redact_error, redact_value
+from ..timefmt import iso_ms, parse_iso
 from .errors import QueueError
 from .policy import is_due
 from .store import read_bytes, read_tolerant, summarize
-from .timefmt import iso_ms, parse_iso
 
 
 def _error_text(exc: Exception) -> str:

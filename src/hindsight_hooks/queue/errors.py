@@ -6,8 +6,10 @@ logs, which must not carry transcript text (docs/design.md#secrets).
 
 from __future__ import annotations
 
+from ..errors import HindsightHooksError
 
-class QueueError(Exception):
+
+class QueueError(HindsightHooksError):
     """Any failure of the durable retain queue; nothing acknowledged is lost when it is raised."""
 
 

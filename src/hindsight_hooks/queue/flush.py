@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..backends.base import MemoryBackend, RetainOutcome
 from ..governance.redact import redact_value
+from ..timefmt import iso_ms, parse_iso
 from ..timing import Deadline
 from .errors import QueueError
 from .jobs import document_ids, dumps_line
@@ -30,7 +31,6 @@ from .paths import QueuePaths
 from .policy import Failure, apply_failure, classify, is_due
 from .receipts import bounded_context, record_receipts
 from .store import Entry, Snapshot, append_durably, quarantine, read_tolerant, rewrite
-from .timefmt import iso_ms, parse_iso
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..timefmt import parse_iso
 from .jobs import dumps_line
 from .store import read_tolerant, rewrite
-from .timefmt import parse_iso
 from .tombstones import Tombstone, add_tombstones, matcher_for, tombstone_path
 
 if TYPE_CHECKING:

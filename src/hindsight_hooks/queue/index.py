@@ -23,8 +23,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from ..timefmt import parse_iso
 from .jobs import loads_line
-from .timefmt import parse_iso
 
 _SIG_BYTES = 64
 

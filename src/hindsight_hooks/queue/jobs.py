@@ -19,8 +19,8 @@ from typing import Any, Literal
 import orjson
 
 from ..backends.base import MEMORY_ITEM_FIELDS
+from ..timefmt import iso_ms
 from .errors import QueueError
-from .timefmt import iso_ms
 
 Source = Literal["auto", "tool", "import", "command"]
 SOURCES: frozenset[str] = frozenset({"auto", "tool", "import", "command"})

@@ -33,9 +33,9 @@ import filelock
 import orjson
 
 from ..fsutil import FILE_MODE, ensure_private_dir
+from ..timefmt import iso_ms, parse_iso
 from .errors import LockTimeoutError, QueueError
 from .store import describe_os_error
-from .timefmt import iso_ms, parse_iso
 
 # Errors that mean "someone else is there": retry, never start stale cleanup (docs/queue.md#locking).
 CONTENTION_ERRNOS: frozenset[int] = frozenset(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..backends.base import BackendError, server_unreachable
 from ..governance.redact import redact_error
-from .timefmt import iso_ms, parse_iso
+from ..timefmt import iso_ms, parse_iso
 
 if TYPE_CHECKING:
     from ..config_model import QueueConfig

@@ -18,7 +18,7 @@ import orjson
 
 from ..fsutil import atomic_write_bytes, ensure_private_dir
 from ..governance.redact import redact_text, redact_value
-from .timefmt import iso_ms
+from ..timefmt import iso_ms
 
 VERSION = 1
 MAX_RECEIPTS = 50

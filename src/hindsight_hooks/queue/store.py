@@ -27,9 +27,9 @@ from typing import Any
 import orjson
 
 from ..fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir, fsync_dir
+from ..timefmt import iso_ms
 from .errors import MalformedQueueError, QueueError
 from .jobs import loads_line
-from .timefmt import iso_ms
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 _APPEND_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)

@@ -1,0 +1,142 @@
+"""Every timestamp we write or read, in one place (ADR 142).
+
+The project's form is ISO 8601 UTC with milliseconds and ``Z``: ``2024-05-01T12:00:00.123Z``.
+It sorts as text and reads the same in the queue, the stores, the cursor, snapshots, session
+files and import manifests. Readers never raise: a time that cannot be read is absent, which
+each caller already treats as "unknown" (a queue job without a readable ``next_attempt_at`` is
+due; an item without a readable timestamp keeps its memory, undated).
+
+The module imports only the standard library, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_last_second: tuple[int, str] = (-1, "")
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def iso_now() -> str:
+    """The current time in our form."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def iso_from_epoch(seconds: float) -> str:
+    """Epoch seconds in our form, the sub-millisecond part dropped (the stored times of the
+    embedded store). Raises ``OverflowError``/``OSError``/``ValueError`` beyond year 9999."""
+    dt = datetime.fromtimestamp(seconds, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def iso_ms(epoch_s: float) -> str:
+    """Epoch seconds in our form, rounded to the millisecond, the seconds part memoised: the
+    queue formats its clock on every state change, mostly within the same second."""
+    global _last_second
+    whole = int(epoch_s // 1)
+    millis = round((epoch_s - whole) * 1000)
+    if millis >= 1000:
+        whole += 1
+        millis -= 1000
+    cached = _last_second
+    if cached[0] != whole:
+        cached = _last_second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+    return f"{cached[1]}.{millis:03d}Z"
+
+
+def iso_from_ms(epoch_ms: int) -> str:
+    """Epoch milliseconds (message timestamps) in our form, exact; raises ``OverflowError``
+    beyond the datetime range."""
+    moment = _EPOCH + timedelta(milliseconds=epoch_ms)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def iso_utc(moment: datetime | int | float | str) -> str:
+    """A datetime (naive = UTC) or epoch ms in our form; a string is taken as already formatted."""
+    if isinstance(moment, str):
+        return moment
+    if isinstance(moment, int | float):
+        moment = datetime.fromtimestamp(moment / 1000.0, tz=UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def parse_iso(value: object) -> float | None:
+    """Epoch seconds for an ISO 8601 string (``Z``, an offset, or naive = UTC); ``None`` when
+    it is missing or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def is_iso8601(text: str) -> bool:
+    """Whether ``text`` reads as an ISO 8601 date or date-time (how user input is checked)."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def epoch_from_iso(value: str) -> float | None:
+    """``parse_iso`` for a value known to be a string (the embedded store's columns)."""
+    return parse_iso(value)
+
+
+def epoch_ms(value: Any) -> int | None:
+    """An ISO 8601 time or a number (already epoch ms) as epoch milliseconds; else ``None``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value:
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def normalize_timestamp(value: object) -> str | None:
+    """An item/message timestamp in our form; epoch ms numbers accepted; else ``None``.
+
+    ``"unset"`` and anything unparsable give ``None``: a bad timestamp must not cost the memory.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return iso_from_epoch(float(value) / 1000.0)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value != "unset":
+        seconds = parse_iso(value)
+        if seconds is not None:
+            try:
+                return iso_from_epoch(seconds)
+            except (OverflowError, OSError, ValueError):
+                return None
+    return None
