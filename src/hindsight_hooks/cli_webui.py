@@ -9,7 +9,9 @@ speaks for (``--cwd``, ``--session-file``), so it sees exactly what ``hindsight-
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from types import FrameType
 
 from .cli import cwd_of, register
 
@@ -28,6 +30,11 @@ def _add_args(parser: argparse.ArgumentParser) -> None:
         "The page listens on 127.0.0.1 at a random port and prints one link with a one-time token; "
         "only that link opens it. Ctrl-C stops it."
     )
+
+
+def _stop_on_term(signum: int, frame: FrameType | None) -> None:
+    """``kill`` stops the page the way Ctrl-C does (a clean close and the "stopped" line)."""
+    raise KeyboardInterrupt
 
 
 def _run(ns: argparse.Namespace) -> int:
@@ -49,6 +56,7 @@ def _run(ns: argparse.Namespace) -> int:
     )
     print(server.url, flush=True)
     sys.stderr.flush()
+    signal.signal(signal.SIGTERM, _stop_on_term)
     why = server.serve()
     print(
         "hindsight-hooks ui: stopped" + (f" after {ns.idle_minutes:g} idle minutes" if why == "idle" else ""),
