@@ -61,7 +61,7 @@ def test_the_token_link_sets_a_strict_cookie_and_drops_the_token(local_kit: Kit,
     assert listed.status == 200 and PARSER in listed.body
     assert "script-src" not in listed.headers["content-security-policy"]
     assert listed.headers["content-security-policy"].startswith("default-src 'none'")
-    assert listed.headers["cache-control"] == "no-store" and listed.headers["referrer-policy"] == "no-referrer"
+    assert listed.headers["cache-control"] == "no-store" and listed.headers["referrer-policy"] == "same-origin"
 
 
 def test_another_host_name_is_refused_even_with_the_cookie(local_kit: Kit, serve: Callable[..., Page]) -> None:
