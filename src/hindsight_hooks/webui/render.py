@@ -48,10 +48,15 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+def attr(value: object) -> str:
+    """An attribute value, escaped and quoted (``class={attr(x)}``): never left bare."""
+    return f'"{esc(value)}"'
+
+
 def link(path: str, **params: object) -> str:
-    """An escaped ``href`` value: ``path?k=v`` with the empty parameters left out."""
+    """A quoted ``href`` value: ``path?k=v`` with the empty parameters left out."""
     query = urlencode({k: str(v) for k, v in params.items() if v not in (None, "")})
-    return esc(f"{path}?{query}" if query else path)
+    return attr(f"{path}?{query}" if query else path)
 
 
 def page(title: str, body: str) -> str:
@@ -91,7 +96,7 @@ def _filters(query: dict[str, list[str]]) -> str:
     bank = (query.get("bank") or ["project"])[-1]
     options = "".join(f"<option value={b}{' selected' if b == bank else ''}>{b}</option>" for b in BANKS)
     if bank not in BANKS:
-        options += f"<option value={esc(bank)} selected>{esc(bank)}</option>"
+        options += f"<option value={attr(bank)} selected>{esc(bank)}</option>"
     fields = "".join(
         f'<label>{label}<input name={key} value="{value(key)}"{extra}></label>'
         for key, label, extra in (
@@ -232,7 +237,7 @@ def doctor_page(answer: Answer) -> str:
         return page("Doctor", message(answer))
     status = str(answer.data.get("status", ""))
     rows = "".join(
-        f"<tr class=check><td class={esc(c.get('status'))}>{esc(c.get('status'))}</td><td>{esc(c.get('name'))}</td>"
+        f"<tr class=check><td class={attr(c.get('status'))}>{esc(c.get('status'))}</td><td>{esc(c.get('name'))}</td>"
         f"<td class=t>{esc(c.get('detail'))}</td>"
         f"<td class=t>{esc(c.get('fix') if c.get('status') != 'ok' else '')}</td></tr>"
         for c in checks
@@ -240,7 +245,7 @@ def doctor_page(answer: Answer) -> str:
     )
     return page(
         "Doctor",
-        f"<p>Overall: <b class={esc(status)} id=status>{esc(status or '?')}</b> "
+        f"<p>Overall: <b class={attr(status)} id=status>{esc(status or '?')}</b> "
         "(the same checks as <code>hindsight-hooks doctor --json</code>; fixes are left to "
         "<code>hindsight-hooks doctor --fix</code>)</p>"
         f"<table id=checks><tr><th>status</th><th>check</th><th>detail</th><th>fix</th></tr>{rows}</table>",

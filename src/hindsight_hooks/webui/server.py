@@ -102,6 +102,13 @@ class PageServer(ThreadingHTTPServer):
             self.server_close()
         return "idle" if self.stopped_idle else "stopped"
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, no traceback: a traceback's values could hold memory text or the token."""
+        import sys
+
+        kind = type(sys.exc_info()[1]).__name__
+        print(f"hindsight-hooks ui: a request failed ({kind})", file=sys.stderr)
+
     def stop(self) -> None:
         self._stop.set()
         self.shutdown()
@@ -203,7 +210,10 @@ class PageHandler(BaseHTTPRequestHandler):
         if route is None:
             self._refuse(HTTPStatus.NOT_FOUND, "No such page.")
             return
-        status, body = route(query)
+        try:
+            status, body = route(query)
+        except Exception as exc:  # the page says what kind of failure, never its values
+            status, body = 500, render.error_page(500, f"The page failed ({type(exc).__name__}).")
         self._send(status, body)
 
     do_HEAD = do_GET
