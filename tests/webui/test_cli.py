@@ -33,3 +33,20 @@ def test_the_page_prints_one_link_and_stops_by_itself_when_idle(local_kit: Kit) 
     assert link.startswith("http://127.0.0.1:") and "/?token=" in link and len(link.split("token=")[1]) >= 40
     assert "hindsight-hooks ui: stopped after 0.02 idle minutes" in done.stderr
     assert link.split("token=")[1] not in done.stderr  # the token is printed once, on stdout
+
+
+def test_the_page_is_imported_only_when_ui_runs() -> None:
+    probe = (
+        "import sys, hindsight_hooks, hindsight_hooks.plugin; from hindsight_hooks import cli; cli.build_parser(); "
+        "print(sorted(m for m in sys.modules if m.startswith('hindsight_hooks.webui') or m == 'http.server'))"
+    )
+    done = subprocess.run(
+        [os.path.join(os.path.dirname(str(SCRIPT)), "python"), "-c", probe],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
