@@ -78,6 +78,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hindsight_hooks.cli_*",
             "hindsight_hooks.chat.*",
             "hindsight_hooks.demo",
+            "hindsight_hooks.webui.*",
         ),
     ),
 ]
