@@ -79,11 +79,16 @@ FLAG_HELP = {
     "--fix": "repair what is safe to repair (damaged files are moved aside, never deleted)",
     "--force": "replace an existing config; the old file is kept as a backup",
     "--prune": "remove the blocks found (never from the active session file; a backup is kept)",
-    "--dry-run": "show what would be imported (or forgotten) and change nothing",
+    "--dry-run": "show what would be imported and write nothing",
     "--preview": "the same as --dry-run",
     "--all-leaves": "import every branch of a session, not only the current one",
 }
 """Help for the flags the slash commands' usage lines name; a new flag needs a line here."""
+
+COMMAND_FLAG_HELP = {
+    ("hindsight:memories", "--dry-run"): "show what would be forgotten and change nothing",
+}
+"""Where one command's flag means something else than in :data:`FLAG_HELP`."""
 
 ARG_HELP = {
     "hindsight:mode": "normal, read-only (recall but never retain) or ignored (no recall, no retain)",
@@ -290,7 +295,9 @@ def _pass_through(
             )
         for flag in flags:
             if flag not in _COMMON_FLAGS:
-                help_text = FLAG_HELP.get(flag, f"see the slash command below ({flag})")
+                help_text = COMMAND_FLAG_HELP.get((command.name, flag)) or FLAG_HELP.get(
+                    flag, f"see the slash command below ({flag})"
+                )
                 parser.add_argument(flag, dest=_dest(flag), action="store_true", help=help_text)
         if command.usage:
             parser.epilog = f"slash command: {command.usage}"
