@@ -39,7 +39,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "governance and config",
-        ("hindsight_hooks.governance.*", "hindsight_hooks.config", "hindsight_hooks.config_model"),
+        (
+            "hindsight_hooks.governance.*",
+            "hindsight_hooks.config",
+            "hindsight_hooks.config_*",  # the loader's steps (ADR 156) and config_model
+        ),
     ),
     (
         "backends and queue",

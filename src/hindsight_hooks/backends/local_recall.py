@@ -1,0 +1,279 @@
+"""The embedded store's read path: recall (docs/backends.md#embedded-store ranking) and reflect.
+
+FTS candidates that pass the filters, plus vector and time candidates when there are any,
+scored, ordered and cut to the token budget. Why apart: ranking changes are made and reviewed
+here, with the writes out of sight.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from functools import partial
+from typing import Any
+
+import orjson
+
+from ..timefmt import epoch_from_iso, iso_from_epoch
+from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
+from .local_fusion import fuse_scores
+from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
+from .local_query import (
+    K_RANK,
+    K_ROWID,
+    R_ID,
+    R_RANK,
+    RANK_COLUMNS,
+    UNIT_COLUMNS,
+    CandidateSearch,
+    Filters,
+    SearchResult,
+    tag_groups_sql,
+)
+from .local_rank import (
+    Candidate,
+    covered_in_order,
+    cut_to_budget,
+    distinct_shown,
+    order_candidates,
+    score_candidates,
+    term_keys,
+)
+from .local_reflect import reflect_query, sandwich
+from .local_schema import slot_range
+from .local_text import StemFinder, content_words, query_terms
+from .local_time import newer_first, time_window
+from .local_vector_wiring import LocalVectorWiring
+from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
+from .tag_groups import TagGroupError, validate_tag_groups
+
+BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
+
+
+class LocalRecall(LocalVectorWiring):
+    """The read path of ``LocalBackend``: ``recall`` and ``reflect``."""
+
+    rank_window: int
+    max_windows: int
+    recall_limit: int
+    last_search_mode: str
+
+    def recall(
+        self,
+        bank_id: str,
+        request: RecallRequest,
+        timeout_s: float | None = None,
+        signal: threading.Event | None = None,
+    ) -> RecallResult:
+        """docs/backends.md#embedded-store ranking over one bank: FTS candidates that pass the filters, scored, cut to
+        budget.
+
+        An unknown bank is ``not_found`` (as the server's 404), so callers re-ensure it instead
+        of reading "no memories". A query without terms finds nothing.
+        """
+        try:
+            groups = validate_tag_groups(request.tag_groups)
+        except TagGroupError as exc:
+            raise BackendError("recall", "permanent", str(exc)) from None
+        reference = self._now()
+        if request.query_timestamp:
+            parsed = epoch_from_iso(request.query_timestamp)
+            if parsed is None:
+                raise BackendError("recall", "permanent", "query_timestamp is not an ISO 8601 timestamp")
+            reference = parsed
+        terms = query_terms(request.query)
+        limit = request.limit or self.recall_limit
+        types = None if not request.types or "observation" in request.types else list(request.types)
+        tag_sql, tag_params = tag_groups_sql(groups)
+        qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
+        svec = None
+        if self._semantic is not None and not self._semantic.ready:
+            self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
+        elif self._semantic is not None:  # the query's content words only once the model can embed them
+            svec = self._semantic.query_vector(content_words(request.query))
+        with self._read("recall", timeout_s, signal) as conn:
+            slot = self._slot(conn, bank_id)
+            if slot is None:
+                raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
+            if not terms and svec is None:
+                return RecallResult(hits=[])
+            lo, hi = slot_range(slot)
+            filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
+            # Hindsight's budget is search depth; here it scales how many matches get ranked.
+            window = max(1, int(self.rank_window * BUDGET_SCALE.get(request.budget, 1.0)))
+            search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
+            need = max(limit * 3, 50)
+            result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
+            self.last_search_mode = result.mode
+            candidates = [ranked_candidate(row) for row in result.rows]
+            dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
+            hybrid = svec is not None and self._add_semantic(conn, svec, candidates, lo, hi, filters, need)
+            if hybrid:
+                self.last_search_mode += "+dense"
+            period = time_window(request.query, reference)
+            said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
+            if said_then:
+                self.last_search_mode += "+time"
+            keys = term_keys(terms)
+            finder = StemFinder(frozenset(stem for key in keys for stem in key))
+            if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
+                floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
+                fuse_scores(candidates, reference, floor, frozenset(said_then))
+            else:
+                score_candidates(candidates, reference, dense_mode=dense_mode)
+            ordered = order_candidates(candidates)
+            chosen = cut_to_budget(
+                distinct_shown(covered_in_order(detailed(conn, ordered, max(2 * limit, 10)), keys, finder.found)),
+                limit,
+                request.max_tokens,
+            )
+        # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
+        chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch)
+        return RecallResult(hits=[hit_of(c) for c in chosen])
+
+    def _add_window(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        window: tuple[float, float],
+        need: int,
+    ) -> set[int]:
+        """The units said in ``window`` (newest ``need``), added as candidates; returns all of theirs.
+
+        Units found by their words or vector keep their scores; units found only by their time
+        come with no rank (like vector-only hits, they are exempt from the coverage rule).
+        """
+        where, params = filters.where()
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM units AS u WHERE u.created_at >= ? AND u.created_at < ?{where} "
+            "ORDER BY u.created_at DESC LIMIT ?",
+            [iso_from_epoch(window[0]), iso_from_epoch(window[1]), *params, need],
+        ).fetchall()
+        have = {c.rowid: c for c in candidates}
+        inside: set[int] = set()
+        for row in rows:
+            rowid = int(row[K_ROWID])
+            inside.add(rowid)
+            if rowid not in have:
+                cand = ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                candidates.append(cand)
+        inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
+        return inside
+
+    def _add_semantic(
+        self,
+        conn: sqlite3.Connection,
+        svec: Any,
+        candidates: list[Candidate],
+        lo: int,
+        hi: int,
+        filters: Filters,
+        need: int,
+    ) -> bool:
+        """Cosine of every candidate plus the bank's ``need`` nearest units that pass the filters.
+
+        False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
+        100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
+        """
+        assert self._semantic is not None and self._worker is not None
+        model = self._semantic.model
+        if not self._dense.is_warm(lo, model):
+            self._worker.submit(partial(self._warm, lo, hi, model))
+            return False
+        bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim)
+        # Deleted or filtered units may take places among the nearest: ask for more than needed.
+        nearest = self._dense.top(bank, svec, need + 20)
+        sims = dict(nearest)
+        sims.update(self._dense.similarity(bank, svec, [c.rowid for c in candidates if c.rowid not in sims]))
+        for cand in candidates:
+            cand.dense = sims.get(cand.rowid, 0.0)
+        have = {c.rowid for c in candidates}
+        extra = [rowid for rowid, sim in nearest if rowid not in have and sim >= self._semantic.floor]
+        if extra:
+            where, params = filters.where()
+            # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
+            # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
+            rows = conn.execute(
+                f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
+                f"WHERE 1{where}",
+                [orjson.dumps(extra).decode("ascii"), *params],
+            ).fetchall()
+            by_rowid = {int(r[K_ROWID]): r for r in rows}
+            for rowid in extra:
+                row = by_rowid.get(rowid)
+                if row is None or sims[rowid] < self._semantic.floor:
+                    continue
+                cand = ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                cand.dense = sims[rowid]
+                candidates.append(cand)
+                if len(candidates) >= len(have) + need:
+                    break
+        return True
+
+    def _add_dense(
+        self,
+        conn: sqlite3.Connection,
+        qvec: list[float],
+        candidates: list[Candidate],
+        lo: int,
+        hi: int,
+        filters: Filters,
+        limit: int,
+    ) -> bool:
+        """Cosine scores for the FTS candidates plus the best of the newest units (dense mode on)."""
+        model = model_name(self._embedder)
+        by_id = {c.id: c for c in candidates}
+        if by_id:
+            marks = ", ".join("?" for _ in by_id)
+            for unit_id, blob in conn.execute(
+                f"SELECT unit_id, vector FROM unit_vectors WHERE model = ? AND unit_id IN ({marks})", [model, *by_id]
+            ):
+                by_id[unit_id].dense = cosine(qvec, from_blob(blob))
+        where, params = filters.where()
+        newest = conn.execute(
+            f"SELECT {UNIT_COLUMNS}, NULL, v.vector FROM units AS u "
+            "JOIN unit_vectors AS v ON v.unit_id = u.id "
+            "JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
+            f"WHERE u.rowid BETWEEN ? AND ? AND v.model = ?{where} ORDER BY u.rowid DESC LIMIT ?",
+            [lo, hi, model, *params, NEWEST_FOR_DENSE],
+        ).fetchall()
+        scored = []
+        for row in newest:
+            if row[R_ID] in by_id:
+                continue
+            sim = cosine(qvec, from_blob(row[-1]))
+            if sim > 0.0:
+                scored.append((sim, row))
+        scored.sort(key=lambda pair: -pair[0])
+        for sim, row in scored[:limit]:
+            cand = candidate_of((*row[:R_RANK], None))
+            cand.rank = None
+            cand.dense = sim
+            candidates.append(cand)
+        return True
+
+    def reflect(
+        self,
+        bank_id: str,
+        request: ReflectRequest,
+        timeout_s: float | None = None,
+        signal: threading.Event | None = None,
+    ) -> ReflectResult:
+        """docs/tools.md#hindsight_reflect on the local backend: recall, then the Top/Supporting/Recent sandwich. No
+        LLM."""
+        recalled = self.recall(
+            bank_id,
+            RecallRequest(
+                query=reflect_query(request.query, request.context),
+                budget=request.budget,
+                max_tokens=request.max_tokens if request.max_tokens is not None else 4096,
+                tag_groups=request.tag_groups,
+                limit=self.recall_limit,
+            ),
+            timeout_s=timeout_s,
+            signal=signal,
+        )
+        return ReflectResult(text=sandwich(recalled.hits))
