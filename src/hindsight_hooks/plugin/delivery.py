@@ -109,7 +109,8 @@ def deliver(
             rt.start_cooldown(bank_id)
     if result.outcome:
         rt.last_outcome = dict(result.outcome)
-    _write_receipts(rt, report.delivered)
+    if result.receipt_error is not None:  # the queue wrote them under its lock (ADR 144)
+        rt.warn_once("receipts", f"could not write retain receipts: {result.receipt_error}")
     for bank_id, err in report.errors.items():
         rt.last_error = err
         if warn:
@@ -225,13 +226,3 @@ def _offline_reason(rt: SessionRuntime) -> str:
     last = f" (last error: {rt.last_error})" if rt.last_error else ""
     return f"the memory server did not answer{last}; delivery resumes after the cooldown, the job stays queued"
 
-
-def _write_receipts(rt: SessionRuntime, delivered: list[dict[str, Any]]) -> None:
-    if not delivered:
-        return
-    try:
-        from ..queue.receipts import record_deliveries
-
-        record_deliveries(rt.receipts_path, delivered)
-    except Exception as exc:
-        rt.warn_once("receipts", f"could not write retain receipts: {redact_error(exc)}")

@@ -173,7 +173,9 @@ class SessionRuntime:
         if self._queue is None:
             from ..queue import RetainQueue
 
-            self._queue = RetainQueue(self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue)
+            self._queue = RetainQueue(
+                self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue, receipts_path=self.receipts_path
+            )
             if self.closed:  # first asked for after shutdown: it refuses writes like the old one
                 self._queue.close()
         return self._queue
