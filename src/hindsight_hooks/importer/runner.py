@@ -632,7 +632,7 @@ def _job_for(rt: SessionRuntime, plan: Plan, doc: ImportDocument) -> dict[str, A
         metadata=doc.metadata,
         timestamp=doc.timestamp,
     )
-    return new_job(rt, plan.bank_id, "import", [item], rt.cfg.retain.async_)
+    return new_job(plan.bank_id, "import", [item], rt.cfg.retain.async_)
 
 
 def _flush(

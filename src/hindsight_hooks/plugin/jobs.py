@@ -110,7 +110,7 @@ def build_item(
     return item
 
 
-def new_job(rt: SessionRuntime, bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
+def new_job(bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
     """The queue job; its items made encodable first (orjson and SQLite refuse lone surrogates,
     and a job that cannot be written would block its writer on every retry). Items are almost
     always clean already (agent_end sanitised its delta): one C-speed encode check, not a walk."""

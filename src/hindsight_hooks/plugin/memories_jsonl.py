@@ -401,7 +401,7 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
         if mem["document_id"] not in with_text:
             items.append(_item(rt, bank_id, f"{mem['document_id']}:{mem['id']}", str(mem["text"]), mem))
     if items:
-        rt.queue().enqueue(new_job(rt, bank_id, "import", items, False))
+        rt.queue().enqueue(new_job(bank_id, "import", items, False))
         flush_now(rt, budget_ms=120_000)
     note = "the Hindsight server extracts its memories from the imported documents again (ids are its own)"
     return {"memories_added": 0, "documents_added": len(items), "skipped": 0, "forgotten": 0, "note": note}

@@ -170,7 +170,7 @@ def _build_job(rt: SessionRuntime, bank_id: str, content: str) -> dict[str, Any]
         metadata=base_metadata(rt, "auto"),
         entities=[e.model_dump(exclude_none=True) for e in cfg.retain.entities],
     )
-    return new_job(rt, bank_id, "auto", [item], cfg.retain.async_)
+    return new_job(bank_id, "auto", [item], cfg.retain.async_)
 
 
 def _post_retain_reflect(rt: SessionRuntime, bank_id: str) -> None:

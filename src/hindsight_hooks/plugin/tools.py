@@ -220,7 +220,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
             )
         )
     async_ = rt.cfg.retain.async_ if p.async_ is None else p.async_
-    job = new_job(rt, bank_id, "tool", items, async_)
+    job = new_job(bank_id, "tool", items, async_)
     rt.ensure_state_dir()
     try:
         enq = rt.queue().enqueue(job, coalesce=False)
