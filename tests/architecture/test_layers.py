@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hindsight_hooks.queue.*",
         ),
     ),
-    ("retain and recall cores", ("hindsight_hooks.plugin.*",)),
+    ("retain and recall cores", ("hindsight_hooks.plugin.*", "hindsight_hooks.retain.*")),
     ("importer", ("hindsight_hooks.importer.*",)),
     (
         "plugin wiring",

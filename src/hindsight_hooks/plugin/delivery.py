@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..governance.redact import redact_error
+from ..retain.banks import BankEnsurer
 from ..timing import Deadline
 
 if TYPE_CHECKING:
@@ -70,11 +71,13 @@ def deliver(
     deadline = Deadline(budget_ms)
     cap_s = None if request_ms is None else request_ms / 1000.0
 
+    ensurer = BankEnsurer.for_config(backend, rt.backend_key, rt.cfg, rt.user_bank())
+
     def ensure_within_budget(bank_id: str) -> None:
         # The queue ensures a bank before its first delivery; that request belongs to the same
         # budget as the retain itself. Unclipped, a dead server would cost the client's full
         # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun docs/shutdown.md.
-        rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
+        ensurer(bank_id, timeout_s=deadline.remaining_s(cap_s))
 
     offline = offline_banks(rt) if skip_offline and rt.caps.remote else []
     try:
