@@ -15,31 +15,30 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..governance.redact import redact_error
+from ..queue.flush import FlushResult
 from ..retain.banks import BankEnsurer
 from ..timing import Deadline
 
 if TYPE_CHECKING:
-    from ..queue import FlushResult
     from .runtime import SessionRuntime
 
 
 @dataclass
-class DeliveryReport:
-    sent: int = 0
-    remaining: int = 0
-    dead_lettered: int = 0
-    malformed: int = 0
-    waiting: int = 0
-    in_flight: int = 0
+class DeliveryReport(FlushResult):
+    """The queue's flush result as it came back, plus what delivery adds: the banks it left
+    queued because they are offline, and why no flush ran at all (``error``)."""
+
     offline: list[str] = field(default_factory=list)
-    delivered: list[dict[str, Any]] = field(default_factory=list)
-    errors: dict[str, str] = field(default_factory=dict)
     error: str | None = None
-    result: FlushResult | None = None
+
+    @classmethod
+    def of(cls, result: FlushResult) -> DeliveryReport:
+        """The flush's own result, not a field-by-field retelling of it."""
+        return cls(**{f.name: getattr(result, f.name) for f in fields(FlushResult)})
 
     def delivered_job(self, job_id: str) -> dict[str, Any] | None:
         for d in self.delivered:
@@ -98,15 +97,7 @@ def deliver(
         if warn:
             rt.warn_once("flush", f"retain delivery failed: {report.error}; jobs stay queued on disk")
         return report
-    report.result = result
-    report.sent = result.sent
-    report.remaining = result.remaining
-    report.dead_lettered = result.dead_lettered
-    report.malformed = result.malformed
-    report.waiting = result.waiting
-    report.in_flight = result.in_flight
-    report.delivered = list(result.delivered)
-    report.errors = dict(result.errors)
+    report = DeliveryReport.of(result)
     if rt.caps.remote:
         for bank_id in result.unreachable:
             rt.start_cooldown(bank_id)
@@ -217,7 +208,7 @@ def _add(total: DeliveryReport, rep: DeliveryReport) -> None:
     total.in_flight = rep.in_flight
     total.errors.update(rep.errors)
     total.error = rep.error
-    total.result = rep.result
+    total.dead_letter_ids.extend(rep.dead_letter_ids)
 
 
 def offline_banks(rt: SessionRuntime) -> list[str]:

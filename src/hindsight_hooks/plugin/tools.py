@@ -238,7 +238,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         report = deliver(rt, banks={bank_id}, budget_ms=rt.cfg.retain.flush_timeout_ms)
         delivered_entry = report.delivered_job(enq.job_id)
         delivered = delivered_entry is not None
-        dead = report.result is not None and enq.job_id in report.result.dead_letter_ids
+        dead = enq.job_id in report.dead_letter_ids
         error = report.errors.get(bank_id) or report.error
         if not delivered and not error:
             error = NOT_YET
