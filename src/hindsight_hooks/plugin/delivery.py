@@ -219,4 +219,3 @@ def offline_banks(rt: SessionRuntime) -> list[str]:
 def _offline_reason(rt: SessionRuntime) -> str:
     last = f" (last error: {rt.last_error})" if rt.last_error else ""
     return f"the memory server did not answer{last}; delivery resumes after the cooldown, the job stays queued"
-

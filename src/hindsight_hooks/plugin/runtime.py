@@ -39,6 +39,7 @@ CLOSE_DRAIN_S = 0.5
 """How long closing waits for background backend work (an abandoned recall, a background flush)
 to leave the backend before handing the close to the last of them (ADR 018)."""
 
+
 class SessionRuntime:
     """The resolved session: config, identity, backend, queue, cursor, meta, status."""
 
