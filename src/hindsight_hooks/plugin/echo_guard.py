@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fsutil import atomic_write_bytes, ensure_private_dir
 from ..governance.redact import redact_error
-from .injected import strip_injected_blocks
+from ..retain.injected import strip_injected_blocks
 from .render import BLOCK_CLOSE, BLOCK_HEADER, MODELS_CLOSE, MODELS_INTRO, MODELS_OPEN, MODELS_TRUNCATED
 
 if TYPE_CHECKING:

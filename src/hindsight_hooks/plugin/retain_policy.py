@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
+from ..retain.injected import drop_injected
 from ..sanitize import sanitize_if_needed
 from .delivery import deliver
-from .injected import drop_injected
 from .jobs import base_metadata, base_tags, build_item, new_job, session_context
 
 if TYPE_CHECKING:
