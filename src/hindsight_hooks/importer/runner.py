@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HindsightHooksError
 from ..governance.redact import redact_error
-from ..plugin.jobs import build_item, new_job, session_tags
+from ..retain.jobs import build_item, new_job, session_tags
 from ..timing import Deadline
 from .chat_transcript import build_chat_document, parse_chat
 from .checkpoint import Checkpoint, make_run_id

@@ -389,8 +389,8 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
     """Each document retained again (``replace``, same id: a second import replaces, adds nothing),
     through the queue so tombstones and redaction apply; memories without document text go as
     their own items."""
+    from ..retain.jobs import new_job
     from .delivery import flush_now
-    from .jobs import new_job
 
     items: list[dict[str, Any]] = []
     with_text = {d["document_id"] for d in parsed.documents if str(d.get("text") or "").strip()}
@@ -408,7 +408,7 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
 
 
 def _item(rt: SessionRuntime, bank_id: str, document_id: str, text: str, src: dict[str, Any]) -> dict[str, Any]:
-    from .jobs import build_item
+    from ..retain.jobs import build_item
 
     meta = src.get("metadata") if isinstance(src.get("metadata"), dict) else {}
     assert isinstance(meta, dict)

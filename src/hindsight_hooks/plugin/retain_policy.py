@@ -14,9 +14,9 @@ from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
 from ..retain.injected import drop_injected
+from ..retain.jobs import base_metadata, base_tags, build_item, new_job, session_context
 from ..sanitize import sanitize_if_needed
 from .delivery import deliver
-from .jobs import base_metadata, base_tags, build_item, new_job, session_context
 
 if TYPE_CHECKING:
     from .cursor import FingerprintMemo
