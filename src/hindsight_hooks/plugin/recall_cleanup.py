@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import CommandResult
+from ..retain.echo_guard import has_echo, scrub_value
 from ..retain.injected import is_injected
-from .echo_guard import has_echo, scrub_value
 
 if TYPE_CHECKING:
     from .runtime import SessionRuntime

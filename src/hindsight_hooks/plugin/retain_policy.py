@@ -33,11 +33,11 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if project is None and user is None:
         return
     assert rt.meta is not None
+    from ..retain.echo_guard import injected_keys
+    from ..retain.projection import project as project_messages
+    from ..retain.projection import projection_json
     from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
     from .cursor_recovery import heal_store, session_cursor
-    from .echo_guard import injected_keys
-    from .projection import project as project_messages
-    from .projection import projection_json
 
     sid = rt.identity.sid
     msgs = drop_injected(messages)

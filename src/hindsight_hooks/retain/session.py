@@ -34,3 +34,18 @@ class RetainSession(Protocol):
 
     @property
     def meta(self) -> SessionMetaStore | None: ...
+
+
+class EchoSession(Protocol):
+    """The parts of a session the echo guard needs: where its record lives, and a notice sink."""
+
+    @property
+    def ctx(self) -> HostContext: ...
+
+    @property
+    def identity(self) -> Identity | None: ...
+
+    @property
+    def state_dir(self) -> Path: ...
+
+    def warn_once(self, key: str, text: str) -> None: ...

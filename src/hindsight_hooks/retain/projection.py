@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from ..config_model import RetainConfig
 from ..hooks.messages import Message, message_text
-from ..retain.injected import is_injected
 from ..timefmt import iso_from_ms
 from ..timing import now_ms as _now_ms
 from .echo_guard import scrub_value
+from .injected import is_injected
 
 ToolResultPolicy = Literal["errors-only", "summary", "content"]
 
