@@ -193,11 +193,10 @@ def test_importing_the_contract_does_not_import_the_reference_host() -> None:
 
 
 #: What the importer still takes from ``plugin`` (ADR 144): each goes when its module moves into
-#: the retain core (``cursor`` waits for its split; ``runtime`` and ``delivery`` need the
-#: session's backend, queue, cooldowns and notices behind a protocol first). Only ever shrinks.
+#: the retain core (``cursor`` waits for its split; ``runtime`` is the session the importer
+#: reads config, identity and the UI from, to go behind a protocol next). Only ever shrinks.
 IMPORTER_STILL_USES_PLUGIN: set[str] = {
     "hindsight_hooks.plugin.cursor",
-    "hindsight_hooks.plugin.delivery",
     "hindsight_hooks.plugin.runtime",
 }
 
@@ -223,5 +222,5 @@ def test_the_importer_takes_only_the_named_plugin_modules() -> None:
     assert used <= IMPORTER_STILL_USES_PLUGIN, sorted(used - IMPORTER_STILL_USES_PLUGIN)
     assert used == IMPORTER_STILL_USES_PLUGIN, f"gone, drop from the list: {sorted(IMPORTER_STILL_USES_PLUGIN - used)}"
     retain_users = {t for _, t in _imports_into("hindsight_hooks.importer", "hindsight_hooks.retain")}
-    core = {f"hindsight_hooks.retain.{m}" for m in ("injected", "jobs", "projection")}
+    core = {f"hindsight_hooks.retain.{m}" for m in ("delivery", "injected", "jobs", "projection")}
     assert core <= retain_users

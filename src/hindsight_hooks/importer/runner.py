@@ -644,7 +644,7 @@ def _flush(
     deadline: Deadline,
     outcome: ImportOutcome,
 ) -> None:
-    from ..plugin.delivery import deliver
+    from ..retain.delivery import deliver
 
     waiting = dict(jobs)
     total = sum(len(v) for v in jobs.values())

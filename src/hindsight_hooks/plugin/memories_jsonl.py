@@ -389,8 +389,8 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
     """Each document retained again (``replace``, same id: a second import replaces, adds nothing),
     through the queue so tombstones and redaction apply; memories without document text go as
     their own items."""
+    from ..retain.delivery import flush_now
     from ..retain.jobs import new_job
-    from .delivery import flush_now
 
     items: list[dict[str, Any]] = []
     with_text = {d["document_id"] for d in parsed.documents if str(d.get("text") or "").strip()}

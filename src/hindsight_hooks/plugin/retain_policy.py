@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
+from ..retain.delivery import deliver
 from ..retain.injected import drop_injected
 from ..retain.jobs import base_metadata, base_tags, build_item, new_job, session_context
 from ..sanitize import sanitize_if_needed
-from .delivery import deliver
 
 if TYPE_CHECKING:
     from .cursor import FingerprintMemo

@@ -18,10 +18,10 @@ from ..governance import identity as ident
 from ..governance.redact import redact_error, redact_text, redact_value
 from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
+from ..retain.delivery import deliver
 from ..retain.injected import strip_injected_blocks
 from ..retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
 from ..timefmt import iso_now
-from .delivery import deliver
 from .recall_details import memory_records
 from .runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams

@@ -8,13 +8,19 @@ session (a test, a future CLI writer), without importing the plugin.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..backends.base import MemoryBackend
+from ..backends.capabilities import Capabilities
 from ..config_model import Config
 from ..governance.identity import Identity
 from ..governance.session_meta import SessionMetaStore
 from ..hooks import HostContext
+
+if TYPE_CHECKING:
+    from ..queue import RetainQueue
 
 
 class RetainSession(Protocol):
@@ -47,5 +53,53 @@ class EchoSession(Protocol):
 
     @property
     def state_dir(self) -> Path: ...
+
+    def warn_once(self, key: str, text: str) -> None: ...
+
+
+class Notices(Protocol):
+    """Where a streak of failures ends (the plugin's ``StreakNotifier``)."""
+
+    def success(self, key: str) -> None: ...
+
+
+class DeliverySession(Protocol):
+    """What delivery needs from a session: its backend and queue, the offline cooldowns, the
+    last error and outcome it shows in status, and where notices go."""
+
+    last_error: str | None
+    last_outcome: dict[str, Any] | None
+    cooldown_until: dict[str, float]
+    flusher: Any
+    """The session's timer flusher (``busy()``, ``exclusive(wait_s)``), or None."""
+
+    @property
+    def cfg(self) -> Config: ...
+
+    @property
+    def caps(self) -> Capabilities: ...
+
+    @property
+    def backend_key(self) -> str: ...
+
+    @property
+    def backend_error(self) -> str | None: ...
+
+    @property
+    def notifier(self) -> Notices: ...
+
+    def backend(self) -> MemoryBackend | None: ...
+
+    def backend_use(self) -> AbstractContextManager[None]: ...
+
+    def queue(self) -> RetainQueue: ...
+
+    def not_initialised_message(self) -> str: ...
+
+    def in_cooldown(self, bank_id: str) -> bool: ...
+
+    def start_cooldown(self, bank_id: str) -> None: ...
+
+    def user_bank(self) -> str | None: ...
 
     def warn_once(self, key: str, text: str) -> None: ...

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..governance.redact import redact_error
 from ..queue.flush import FlushResult
-from ..retain.banks import BankEnsurer
 from ..timing import Deadline
+from .banks import BankEnsurer
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from .session import DeliverySession
 
 
 @dataclass
@@ -48,7 +48,7 @@ class DeliveryReport(FlushResult):
 
 
 def deliver(
-    rt: SessionRuntime,
+    rt: DeliverySession,
     *,
     banks: set[str] | None,
     budget_ms: int | None,
@@ -162,7 +162,7 @@ FLUSH_NOW_WAIT_S = 30.0
 _IN_FLIGHT_POLL_S = 0.1
 
 
-def flush_now(rt: SessionRuntime, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
+def flush_now(rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
     """An explicit flush of everything (force), that waits — bounded — for a running one.
 
     A flush already delivering (this session's startup or periodic flush, or another process's)
@@ -211,11 +211,11 @@ def _add(total: DeliveryReport, rep: DeliveryReport) -> None:
     total.dead_letter_ids.extend(rep.dead_letter_ids)
 
 
-def offline_banks(rt: SessionRuntime) -> list[str]:
+def offline_banks(rt: DeliverySession) -> list[str]:
     """Banks in their cooldown: their server gave no answer moments ago (ADR 069)."""
     return sorted(b for b in list(rt.cooldown_until) if rt.in_cooldown(b))
 
 
-def _offline_reason(rt: SessionRuntime) -> str:
+def _offline_reason(rt: DeliverySession) -> str:
     last = f" (last error: {rt.last_error})" if rt.last_error else ""
     return f"the memory server did not answer{last}; delivery resumes after the cooldown, the job stays queued"
