@@ -192,13 +192,10 @@ def test_importing_the_contract_does_not_import_the_reference_host() -> None:
     assert done.returncode == 0, done.stderr
 
 
-#: What the importer still takes from ``plugin`` (ADR 144): each goes when its module moves into
-#: the retain core (``cursor`` waits for its split; ``runtime`` is the session the importer
-#: reads config, identity and the UI from, to go behind a protocol next). Only ever shrinks.
-IMPORTER_STILL_USES_PLUGIN: set[str] = {
-    "hindsight_hooks.plugin.cursor",
-    "hindsight_hooks.plugin.runtime",
-}
+#: What the importer still takes from ``plugin`` (ADR 144): the retain cursor, which moves into
+#: the retain core once its split lands; then this is empty and the importer ↔ plugin package
+#: cycle is gone. Only ever shrinks.
+IMPORTER_STILL_USES_PLUGIN: set[str] = {"hindsight_hooks.plugin.cursor"}
 
 
 def _imports_into(prefix: str, target_package: str) -> set[tuple[str, str]]:
