@@ -27,8 +27,8 @@ from typing import Any
 from hindsight_hooks.config_model import RetainConfig
 from hindsight_hooks.fsutil import atomic_write_bytes
 from hindsight_hooks.plugin.cursor import CursorStore, FingerprintMemo, filter_new, fingerprint, retained_through_index
-from hindsight_hooks.plugin.injected import drop_injected
-from hindsight_hooks.plugin.projection import project, projection_json
+from hindsight_hooks.retain.injected import drop_injected
+from hindsight_hooks.retain.projection import project, projection_json
 
 T0 = 1_700_000_000_000
 STEPS = ("drop_injected", "read", "filter_new", "project", "through", "advance")

@@ -59,7 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hindsight_hooks.queue.*",
         ),
     ),
-    ("retain and recall cores", ("hindsight_hooks.plugin.*",)),
+    ("retain and recall cores", ("hindsight_hooks.plugin.*", "hindsight_hooks.retain.*")),
     ("importer", ("hindsight_hooks.importer.*",)),
     (
         "plugin wiring",
@@ -194,3 +194,34 @@ def test_importing_the_contract_does_not_import_the_reference_host() -> None:
     code += "; assert 'hindsight_hooks.hooks.host' in sys.modules"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+#: What the importer still takes from ``plugin`` (ADR 144): the retain cursor, which moves into
+#: the retain core once its split lands; then this is empty and the importer ↔ plugin package
+#: cycle is gone. Only ever shrinks.
+IMPORTER_STILL_USES_PLUGIN: set[str] = {"hindsight_hooks.plugin.cursor"}
+
+
+def _imports_into(prefix: str, target_package: str) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for path in sorted(SRC.rglob("*.py")):
+        name = module_name(path)
+        if name == prefix or name.startswith(prefix + "."):
+            out.update((name, t) for t in imports_of(path) if t == target_package or t.startswith(target_package + "."))
+    return out
+
+
+def test_the_retain_core_never_imports_the_plugin() -> None:
+    """``hindsight_hooks.retain`` sits below the plugin and the importer: nothing in it points up into either."""
+    assert _imports_into("hindsight_hooks.retain", "hindsight_hooks.plugin") == set()
+    assert _imports_into("hindsight_hooks.retain", "hindsight_hooks.importer") == set()
+    assert (SRC / "retain" / "jobs.py").exists()  # the walk looks at a package that is there
+
+
+def test_the_importer_takes_only_the_named_plugin_modules() -> None:
+    used = {target for _, target in _imports_into("hindsight_hooks.importer", "hindsight_hooks.plugin")}
+    assert used <= IMPORTER_STILL_USES_PLUGIN, sorted(used - IMPORTER_STILL_USES_PLUGIN)
+    assert used == IMPORTER_STILL_USES_PLUGIN, f"gone, drop from the list: {sorted(IMPORTER_STILL_USES_PLUGIN - used)}"
+    retain_users = {t for _, t in _imports_into("hindsight_hooks.importer", "hindsight_hooks.retain")}
+    core = {f"hindsight_hooks.retain.{m}" for m in ("delivery", "injected", "jobs", "projection")}
+    assert core <= retain_users

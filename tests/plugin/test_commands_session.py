@@ -12,7 +12,7 @@ import stat
 from typing import Any
 
 from hindsight_hooks.hooks import Host, assistant_message, user_message
-from hindsight_hooks.plugin.injected import is_injected
+from hindsight_hooks.retain.injected import is_injected
 
 from .cmdkit import Kit, auto_retained, closed_port_url, hs_kit_fixture, kit_fixture, local_kit_fixture, sid_of, ui_of  # noqa: F401  (fixtures)
 

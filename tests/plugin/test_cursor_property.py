@@ -26,7 +26,7 @@ from hindsight_hooks.plugin.cursor import (
     fingerprint,
     retained_through_index,
 )
-from hindsight_hooks.plugin.injected import drop_injected
+from hindsight_hooks.retain.injected import drop_injected
 
 T0 = 1_700_000_000_000
 SID = "0123456789abcdef"

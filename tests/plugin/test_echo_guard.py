@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import MemoryHit
 from hindsight_hooks.config_model import RetainConfig
-from hindsight_hooks.plugin.echo_guard import MAX_KEYS, InjectedLines, line_key, scrub_text, scrub_value
-from hindsight_hooks.plugin.injected import has_block, strip_injected_blocks
-from hindsight_hooks.plugin.projection import project
 from hindsight_hooks.plugin.render import BankBlock, render_block
+from hindsight_hooks.retain.echo_guard import MAX_KEYS, InjectedLines, line_key, scrub_text, scrub_value
+from hindsight_hooks.retain.injected import has_block, strip_injected_blocks
+from hindsight_hooks.retain.projection import project
 
 RENDER = render_block(
     [
@@ -163,7 +163,7 @@ def test_a_new_session_record_forgets_records_idle_for_a_month(tmp_path: Path) -
     import os
     import time
 
-    from hindsight_hooks.plugin.echo_guard import RECORD_MAX_AGE_S
+    from hindsight_hooks.retain.echo_guard import RECORD_MAX_AGE_S
 
     folder = tmp_path / "injected-lines"
     folder.mkdir()

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindsight_hooks.plugin.injected import (
+from hindsight_hooks.retain.injected import (
     INJECTED_CUSTOM_TYPE,
     drop_injected,
     is_injected,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hindsight_hooks.config_model import RetainConfig, ToolFilter
-from hindsight_hooks.plugin.projection import project, projection_json
+from hindsight_hooks.retain.projection import project, projection_json
 from hindsight_hooks.timefmt import iso_from_ms as iso_ms
 
 T = 1_700_000_000_000  # 2023-11-14T22:13:20.000Z

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 from ..hooks import UI, Host, Message, Tool, ToolResult, message_text
 from ..hooks.context import NotifyLevel
 from ..host_sessions import session_file_for
-from ..plugin.injected import INJECTED_CUSTOM_TYPE
+from ..retain.injected import INJECTED_CUSTOM_TYPE
 
 _T = TypeVar("_T")
 

@@ -402,7 +402,7 @@ def _without_meta(msg: Message) -> Message:
 
 def for_retain(messages: Iterable[Any], *, timestamp_ms: int | None = None) -> list[Message]:
     """What an adapter hands ``agent_end``: the conversation without instructions and without our block."""
-    from ..plugin.injected import is_injected, strip_injected_blocks
+    from ..retain.injected import is_injected, strip_injected_blocks
 
     out: list[Message] = []
     for msg in to_messages(messages, timestamp_ms=timestamp_ms):
@@ -427,7 +427,7 @@ def for_recall(chat: Sequence[Mapping[str, Any]], origins: Sequence[_O]) -> tupl
 
 def strip_block(text: str) -> str:
     """``text`` without our complete recall blocks (raw or HTML-escaped); for hosts that hand us bare strings."""
-    from ..plugin.injected import strip_injected_blocks
+    from ..retain.injected import strip_injected_blocks
 
     return strip_injected_blocks(text)
 

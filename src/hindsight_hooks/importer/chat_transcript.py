@@ -20,7 +20,7 @@ import orjson
 
 from ..governance import identity as ident
 from ..governance.redact import redact_text
-from ..plugin.injected import is_injected
+from ..retain.injected import is_injected
 from .documents import ImportDocument, content_hash, dump_content
 from .pi_session import BadLines, numbered_lines
 

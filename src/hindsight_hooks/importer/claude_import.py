@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..plugin.injected import drop_injected
+from ..retain.injected import drop_injected
 from .claude_session import current_chain, to_messages
 from .host_import import HostFile, read_objects
 

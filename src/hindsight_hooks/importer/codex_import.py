@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..plugin.injected import drop_injected
+from ..retain.injected import drop_injected
 from .codex_session import to_messages
 from .host_import import HostFile, read_objects
 

@@ -28,7 +28,7 @@ from .runner import HOST_NAMES, ImportFailure, Plan, plan_host_session, plan_ses
 from .sources import Discovery, HostDiscovery, ImportRefused, discover
 
 if TYPE_CHECKING:
-    from ..plugin.runtime import SessionRuntime
+    from ..retain.session import ImportSession
 
 
 @dataclass
@@ -63,7 +63,7 @@ class ProjectSessions:
 
 
 def plan_project_sessions(
-    rt: SessionRuntime, session_file: str | os.PathLike[str] | None, settings: ImportSettings
+    rt: ImportSession, session_file: str | os.PathLike[str] | None, settings: ImportSettings
 ) -> ProjectSessions:
     """Find and plan every session of this project (reads only; a preview may call it)."""
     assert rt.identity is not None
@@ -85,7 +85,7 @@ def plan_project_sessions(
     return found
 
 
-def _host_plan(rt: SessionRuntime, kind: str, settings: ImportSettings, path: Path) -> Plan:
+def _host_plan(rt: ImportSession, kind: str, settings: ImportSettings, path: Path) -> Plan:
     return plan_host_session(rt, path, kind, settings, explicit=False)
 
 

@@ -27,8 +27,8 @@ from ..config_model import Config, RetainConfig
 from ..governance import identity as ident
 from ..governance.redact import redact_text
 from ..hooks.messages import Message
-from ..plugin.injected import is_injected
-from ..plugin.projection import ToolResultPolicy, project
+from ..retain.injected import is_injected
+from ..retain.projection import ToolResultPolicy, project
 from ..timefmt import epoch_ms, iso_from_ms
 from .chunking import Chunk, chunk_turns
 from .pi_session import BadLines, ParsedSession, read_header, resolve_parent_session

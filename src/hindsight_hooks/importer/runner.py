@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HindsightHooksError
 from ..governance.redact import redact_error
-from ..plugin.jobs import build_item, new_job, session_tags
+from ..retain.jobs import build_item, new_job, session_tags
 from ..timing import Deadline
 from .chat_transcript import build_chat_document, parse_chat
 from .checkpoint import Checkpoint, make_run_id
@@ -47,7 +47,7 @@ from .queue_ops import find_queued, job_states, queued_state, remove_stale
 from .sources import ImportRefused, check_belongs, check_cwd_belongs
 
 if TYPE_CHECKING:
-    from ..plugin.runtime import SessionRuntime
+    from ..retain.session import ImportSession
 
 IMPORT_FLUSH_BUDGET_MS = 120_000
 """How long one import may spend delivering; what is left stays queued for later flushes."""
@@ -112,7 +112,7 @@ class Plan:
 # -- planning --------------------------------------------------------------------------------------
 
 
-def _scope(rt: SessionRuntime) -> ImportScope:
+def _scope(rt: ImportSession) -> ImportScope:
     assert rt.identity is not None
     return ImportScope(
         host=rt.identity.host,
@@ -122,7 +122,7 @@ def _scope(rt: SessionRuntime) -> ImportScope:
     )
 
 
-def project_bank_or_fail(rt: SessionRuntime) -> str:
+def project_bank_or_fail(rt: ImportSession) -> str:
     bank = rt.project_bank()
     if bank is None:
         raise ImportFailure("no project bank (banks.project.enabled=false): there is nowhere to import sessions")
@@ -143,7 +143,7 @@ def _reading(path: Path) -> Iterator[None]:
         raise ImportFailure(f"cannot read {path}: {type(exc).__name__}") from None
 
 
-def plan_session(rt: SessionRuntime, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
+def plan_session(rt: ImportSession, path: Path, settings: ImportSettings, *, explicit: bool) -> Plan:
     """Parse a Pi session file that belongs here and build its documents."""
     assert rt.identity is not None
     bank = project_bank_or_fail(rt)
@@ -195,7 +195,7 @@ def _parse_host_file(kind: str, path: Path) -> HostFile:
     return parse_claude_file(path)
 
 
-def plan_host_session(rt: SessionRuntime, path: Path, kind: str, settings: ImportSettings, *, explicit: bool) -> Plan:
+def plan_host_session(rt: ImportSession, path: Path, kind: str, settings: ImportSettings, *, explicit: bool) -> Plan:
     """A Claude Code or Codex session that belongs here: the part its hooks have not retained (ADR-110)."""
     from ..plugin.cursor import CursorError
 
@@ -262,7 +262,7 @@ def _host_warnings(kind: str, settings: ImportSettings) -> list[str]:
     return [f"a {HOST_NAMES[kind]} session is imported along its current branch only (--all-leaves does not apply)"]
 
 
-def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
+def plan_chat(rt: ImportSession, path: Path) -> Plan:
     """A chat/gateway transcript: one document for the user bank, refused without one."""
     assert rt.identity is not None
     bank = rt.user_bank()
@@ -292,7 +292,7 @@ def plan_chat(rt: SessionRuntime, path: Path) -> Plan:
     )
 
 
-def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
+def plan_file(rt: ImportSession, path: Path, settings: ImportSettings) -> Plan:
     """An explicit file, by its content: a Pi session, a Claude Code or Codex session, else a chat log.
 
     A session whose header line is damaged is refused (naming the line) rather than read as a
@@ -312,7 +312,7 @@ def plan_file(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
     return plan_chat(rt, path)
 
 
-def plan_current(rt: SessionRuntime, path: Path, settings: ImportSettings) -> Plan:
+def plan_current(rt: ImportSession, path: Path, settings: ImportSettings) -> Plan:
     """The current session's own file: a Pi session, or the Claude Code or Codex session it names."""
     with _reading(path):
         kind = detect_format(path)
@@ -415,7 +415,7 @@ class Preview:
         return "\n".join(lines)
 
 
-def build_preview(rt: SessionRuntime, scope: str, plans: list[Plan]) -> Preview:
+def build_preview(rt: ImportSession, scope: str, plans: list[Plan]) -> Preview:
     """Per-document facts and the summary; reads the manifest, writes nothing."""
     manifest = Manifest(rt.resolve_path(rt.cfg.import_.manifest_path))
     resume = rt.cfg.import_.resume
@@ -465,7 +465,7 @@ class ImportOutcome:
         return "imported"
 
 
-def confirm(rt: SessionRuntime, preview: Preview) -> bool:
+def confirm(rt: ImportSession, preview: Preview) -> bool:
     """Ask ``Import``/``Cancel``; anything but ``Import`` (``None`` included) is a no."""
     title = preview.text() + "\n\nThis will enqueue historical session content for memory. Continue?"
     try:
@@ -475,7 +475,7 @@ def confirm(rt: SessionRuntime, preview: Preview) -> bool:
     return answer == "Import"
 
 
-def execute(rt: SessionRuntime, preview: Preview) -> ImportOutcome:
+def execute(rt: ImportSession, preview: Preview) -> ImportOutcome:
     """Write every plan of ``preview``: checkpoint, stale/identical handling, enqueue, flush."""
     outcome = ImportOutcome(preview=preview, views=[])
     rt.ensure_state_dir()
@@ -491,7 +491,7 @@ def execute(rt: SessionRuntime, preview: Preview) -> ImportOutcome:
     return outcome
 
 
-def _checkpoint_header(rt: SessionRuntime, plan: Plan) -> dict[str, Any]:
+def _checkpoint_header(rt: ImportSession, plan: Plan) -> dict[str, Any]:
     settings = plan.settings
     return {
         "run_id": plan.run_id(),
@@ -509,7 +509,7 @@ def _checkpoint_header(rt: SessionRuntime, plan: Plan) -> dict[str, Any]:
 
 
 def _execute_plan(
-    rt: SessionRuntime,
+    rt: ImportSession,
     plan: Plan,
     views: list[DocView],
     manifest: Manifest,
@@ -599,7 +599,7 @@ def _execute_plan(
     _flush(rt, plan, jobs, cp, manifest, deadline, outcome)
 
 
-def _claim(rt: SessionRuntime, plan: Plan, views: list[DocView], outcome: ImportOutcome) -> None:
+def _claim(rt: ImportSession, plan: Plan, views: list[DocView], outcome: ImportOutcome) -> None:
     """Once a host session's documents are all durably queued (or done), move the hooks'
     cursor over them, so a later ``Stop`` of that session does not retain them again (ADR-110).
 
@@ -620,7 +620,7 @@ def _claim(rt: SessionRuntime, plan: Plan, views: list[DocView], outcome: Import
         outcome.notes.append(text)
 
 
-def _job_for(rt: SessionRuntime, plan: Plan, doc: ImportDocument) -> dict[str, Any]:
+def _job_for(rt: ImportSession, plan: Plan, doc: ImportDocument) -> dict[str, Any]:
     item = build_item(
         rt,
         bank_id=plan.bank_id,
@@ -632,11 +632,11 @@ def _job_for(rt: SessionRuntime, plan: Plan, doc: ImportDocument) -> dict[str, A
         metadata=doc.metadata,
         timestamp=doc.timestamp,
     )
-    return new_job(rt, plan.bank_id, "import", [item], rt.cfg.retain.async_)
+    return new_job(plan.bank_id, "import", [item], rt.cfg.retain.async_)
 
 
 def _flush(
-    rt: SessionRuntime,
+    rt: ImportSession,
     plan: Plan,
     jobs: dict[str, list[DocView]],
     cp: Checkpoint,
@@ -644,7 +644,7 @@ def _flush(
     deadline: Deadline,
     outcome: ImportOutcome,
 ) -> None:
-    from ..plugin.delivery import deliver
+    from ..retain.delivery import deliver
 
     waiting = dict(jobs)
     total = sum(len(v) for v in jobs.values())
@@ -685,7 +685,7 @@ def _flush(
 
 
 def _settle(
-    rt: SessionRuntime, plan: Plan, waiting: dict[str, list[DocView]], cp: Checkpoint, manifest: Manifest
+    rt: ImportSession, plan: Plan, waiting: dict[str, list[DocView]], cp: Checkpoint, manifest: Manifest
 ) -> bool:
     """Mark jobs another flusher delivered (or dead-lettered); True if some are claimed right now."""
     states = job_states(rt.queue(), set(waiting))

@@ -575,7 +575,7 @@ def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     blocked = _need_enabled(rt)
     if blocked:
         return blocked
-    from .delivery import flush_now
+    from ..retain.delivery import flush_now
 
     done = flush_now(rt, budget_ms=120_000)  # waits (bounded) for a flush already running
     report = done.report

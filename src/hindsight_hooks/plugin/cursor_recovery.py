@@ -177,8 +177,8 @@ def project_one_for(rt: SessionRuntime) -> ProjectOne:
     """A message's projection as automatic retain would have written it: sanitised, projected,
     redacted like ``build_item`` (``retain.redact_secrets``), read back."""
     from ..governance.redact import redact_text
+    from ..retain.projection import project, projection_json
     from ..sanitize import sanitize
-    from .projection import project, projection_json
 
     cfg = rt.cfg.retain
 

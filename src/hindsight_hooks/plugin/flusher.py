@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from .delivery import deliver
+from ..retain.delivery import deliver
 
 if TYPE_CHECKING:
     from .runtime import SessionRuntime

@@ -235,7 +235,7 @@ def _show(rt: SessionRuntime, args: Args) -> CommandResult:
 def _edit(rt: SessionRuntime, args: Args) -> CommandResult:
     if len(args.words) < 2:
         raise ArgError("edit takes a memory id and the new text")
-    from .injected import strip_injected_blocks
+    from ..retain.injected import strip_injected_blocks
 
     memory_id = args.words[0]
     # The write policy of retain: recalled blocks out, secrets redacted before anything is stored.

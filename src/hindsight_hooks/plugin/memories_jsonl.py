@@ -389,8 +389,8 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
     """Each document retained again (``replace``, same id: a second import replaces, adds nothing),
     through the queue so tombstones and redaction apply; memories without document text go as
     their own items."""
-    from .delivery import flush_now
-    from .jobs import new_job
+    from ..retain.delivery import flush_now
+    from ..retain.jobs import new_job
 
     items: list[dict[str, Any]] = []
     with_text = {d["document_id"] for d in parsed.documents if str(d.get("text") or "").strip()}
@@ -401,14 +401,14 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
         if mem["document_id"] not in with_text:
             items.append(_item(rt, bank_id, f"{mem['document_id']}:{mem['id']}", str(mem["text"]), mem))
     if items:
-        rt.queue().enqueue(new_job(rt, bank_id, "import", items, False))
+        rt.queue().enqueue(new_job(bank_id, "import", items, False))
         flush_now(rt, budget_ms=120_000)
     note = "the Hindsight server extracts its memories from the imported documents again (ids are its own)"
     return {"memories_added": 0, "documents_added": len(items), "skipped": 0, "forgotten": 0, "note": note}
 
 
 def _item(rt: SessionRuntime, bank_id: str, document_id: str, text: str, src: dict[str, Any]) -> dict[str, Any]:
-    from .jobs import build_item
+    from ..retain.jobs import build_item
 
     meta = src.get("metadata") if isinstance(src.get("metadata"), dict) else {}
     assert isinstance(meta, dict)

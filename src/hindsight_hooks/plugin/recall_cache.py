@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hooks.messages import Message
-from .injected import is_injected
+from ..retain.injected import is_injected
 from .render import BankBlock
 
 DEFAULT_MAX_ENTRIES = 32

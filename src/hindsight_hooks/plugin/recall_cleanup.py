@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import CommandResult
-from .echo_guard import has_echo, scrub_value
-from .injected import is_injected
+from ..retain.echo_guard import has_echo, scrub_value
+from ..retain.injected import is_injected
 
 if TYPE_CHECKING:
     from .runtime import SessionRuntime

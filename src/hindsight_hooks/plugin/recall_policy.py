@@ -19,8 +19,8 @@ from ..governance import identity as ident
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
-from .echo_guard import note_injected
-from .injected import is_injected
+from ..retain.echo_guard import note_injected
+from ..retain.injected import is_injected
 from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
 from .recall_query import QueryKind, compose_query, local_search_text, query_body

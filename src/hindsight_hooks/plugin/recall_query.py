@@ -20,7 +20,7 @@ from ..backends.base import MemoryHit
 from ..config_model import RecallConfig
 from ..governance.redact import redact_text
 from ..hooks.messages import Message
-from .injected import is_injected
+from ..retain.injected import is_injected
 
 QueryKind = Literal["project", "user"]
 

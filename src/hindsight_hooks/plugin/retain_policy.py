@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ..governance.redact import redact_error
 from ..governance.session_meta import effective
 from ..hooks import Message
+from ..retain.delivery import deliver
+from ..retain.injected import drop_injected
+from ..retain.jobs import base_metadata, base_tags, build_item, new_job, session_context
 from ..sanitize import sanitize_if_needed
-from .delivery import deliver
-from .injected import drop_injected
-from .jobs import base_metadata, base_tags, build_item, new_job, session_context
 
 if TYPE_CHECKING:
     from .cursor import FingerprintMemo
@@ -33,11 +33,11 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if project is None and user is None:
         return
     assert rt.meta is not None
+    from ..retain.echo_guard import injected_keys
+    from ..retain.projection import project as project_messages
+    from ..retain.projection import projection_json
     from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
     from .cursor_recovery import heal_store, session_cursor
-    from .echo_guard import injected_keys
-    from .projection import project as project_messages
-    from .projection import projection_json
 
     sid = rt.identity.sid
     msgs = drop_injected(messages)
@@ -170,7 +170,7 @@ def _build_job(rt: SessionRuntime, bank_id: str, content: str) -> dict[str, Any]
         metadata=base_metadata(rt, "auto"),
         entities=[e.model_dump(exclude_none=True) for e in cfg.retain.entities],
     )
-    return new_job(rt, bank_id, "auto", [item], cfg.retain.async_)
+    return new_job(bank_id, "auto", [item], cfg.retain.async_)
 
 
 def _post_retain_reflect(rt: SessionRuntime, bank_id: str) -> None:

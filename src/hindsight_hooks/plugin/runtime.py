@@ -25,6 +25,7 @@ from ..governance import identity as ident
 from ..governance.redact import redact_error
 from ..governance.session_meta import SessionMetaStore
 from ..hooks import HostContext
+from ..retain.banks import BankEnsurer, bank_spec, forget
 from .notices import StreakNotifier, safe_notify, safe_status
 from .status import StatusLine
 
@@ -37,23 +38,6 @@ STARTUP_ENSURE_MS = 5000
 CLOSE_DRAIN_S = 0.5
 """How long closing waits for background backend work (an abandoned recall, a background flush)
 to leave the backend before handing the close to the last of them (ADR 018)."""
-
-_ensured_lock = threading.Lock()
-_ensured: set[tuple[str, str]] = set()
-_ENSURED_MAX = 10_000
-
-
-def _memo_ensured(backend_key: str, bank_id: str) -> None:
-    with _ensured_lock:
-        if len(_ensured) >= _ENSURED_MAX:
-            for item in sorted(_ensured)[: _ENSURED_MAX // 2]:
-                _ensured.discard(item)
-        _ensured.add((backend_key, bank_id))
-
-
-def _is_ensured(backend_key: str, bank_id: str) -> bool:
-    with _ensured_lock:
-        return (backend_key, bank_id) in _ensured
 
 
 class SessionRuntime:
@@ -151,29 +135,26 @@ class SessionRuntime:
         return f"{title} is not initialised for this session."
 
     def bank_spec(self, bank_id: str) -> BankSpec:
-        role = "user" if self.identity is not None and bank_id == self.identity.user_bank_id else "project"
-        return ident.bank_spec(self.cfg, role)
+        return bank_spec(self.cfg, self.user_bank(), bank_id)
 
     def ensure_bank(self, bank_id: str, timeout_s: float | None = None) -> None:
         """Create the bank if missing, at most once per process after a success."""
         backend = self.backend()
         if backend is None:
             raise BackendError("ensure bank", "permanent", self.not_initialised_message())
-        if _is_ensured(self.backend_key, bank_id):
-            return
-        backend.ensure_bank(bank_id, self.bank_spec(bank_id), timeout_s=timeout_s)
-        _memo_ensured(self.backend_key, bank_id)
+        BankEnsurer(backend, self.backend_key, self.bank_spec)(bank_id, timeout_s=timeout_s)
 
     def forget_ensured(self, bank_id: str) -> None:
-        with _ensured_lock:
-            _ensured.discard((self.backend_key, bank_id))
+        forget(self.backend_key, bank_id)
 
     # -- queue and cursor -------------------------------------------------------------------
     def queue(self) -> RetainQueue:
         if self._queue is None:
             from ..queue import RetainQueue
 
-            self._queue = RetainQueue(self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue)
+            self._queue = RetainQueue(
+                self.resolve_path(self.cfg.retain.queue_path), self.cfg.queue, receipts_path=self.receipts_path
+            )
             if self.closed:  # first asked for after shutdown: it refuses writes like the old one
                 self._queue.close()
         return self._queue

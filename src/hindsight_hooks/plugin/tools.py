@@ -18,10 +18,10 @@ from ..governance import identity as ident
 from ..governance.redact import redact_error, redact_text, redact_value
 from ..governance.session_meta import effective
 from ..hooks import HostContext, Tool, ToolResult
+from ..retain.delivery import deliver
+from ..retain.injected import strip_injected_blocks
+from ..retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
 from ..timefmt import iso_now
-from .delivery import deliver
-from .injected import strip_injected_blocks
-from .jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
 from .recall_details import memory_records
 from .runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
@@ -220,7 +220,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
             )
         )
     async_ = rt.cfg.retain.async_ if p.async_ is None else p.async_
-    job = new_job(rt, bank_id, "tool", items, async_)
+    job = new_job(bank_id, "tool", items, async_)
     rt.ensure_state_dir()
     try:
         enq = rt.queue().enqueue(job, coalesce=False)
@@ -238,7 +238,7 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         report = deliver(rt, banks={bank_id}, budget_ms=rt.cfg.retain.flush_timeout_ms)
         delivered_entry = report.delivered_job(enq.job_id)
         delivered = delivered_entry is not None
-        dead = report.result is not None and enq.job_id in report.result.dead_letter_ids
+        dead = enq.job_id in report.dead_letter_ids
         error = report.errors.get(bank_id) or report.error
         if not delivered and not error:
             error = NOT_YET

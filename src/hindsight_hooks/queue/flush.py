@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..backends.base import MemoryBackend, RetainOutcome
-from ..governance.redact import redact_value
+from ..governance.redact import redact_error, redact_value
 from ..timefmt import iso_ms, parse_iso
 from ..timing import Deadline
 from .errors import QueueError
@@ -61,6 +61,7 @@ class FlushResult:
     dead_letter_ids: list[str] = field(default_factory=list)
     quarantine_error: str | None = None
     receipt_error: str | None = None
+    """Why the receipts could not be written (redacted); the delivery itself stands."""
 
     def as_dict(self) -> dict[str, Any]:
         """The docs/queue.md#flush result shape (``operation_ids``/``outcome`` only when something was delivered)."""
@@ -368,7 +369,7 @@ def _commit(
             try:
                 record_receipts(ctx.receipts_path, result.delivered, now)
             except Exception as exc:  # receipts are a convenience; a failure never fails the flush
-                result.receipt_error = type(exc).__name__
+                result.receipt_error = redact_error(exc)
     result.sent = len(outcomes)
     jobs_left = [e.job for e in kept if e.job is not None]
     result.remaining = len(jobs_left)

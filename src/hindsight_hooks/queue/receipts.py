@@ -85,9 +85,14 @@ def merge_receipts(new: Iterable[dict[str, Any]], existing: Iterable[dict[str, A
     return out
 
 
-def record_receipts(path: Path, delivered: Sequence[dict[str, Any]], now: float) -> None:
-    """Add receipts for a flush's delivered jobs (read-modify-write; callers serialise it)."""
-    new = receipts_for(delivered, now)
+def record_receipts(path: Path, delivered: Sequence[dict[str, Any]], now: float | None = None) -> None:
+    """Add receipts for a flush's delivered jobs (read-modify-write).
+
+    The one writer is the queue's flush commit, which calls this under the queue lock, so two
+    sessions that deliver at the same moment never lose each other's receipts. ``now``
+    defaults to the wall clock.
+    """
+    new = receipts_for(delivered, time.time() if now is None else now)
     if not new:
         return
     merged = merge_receipts(new, read_receipts(path))
@@ -95,6 +100,5 @@ def record_receipts(path: Path, delivered: Sequence[dict[str, Any]], now: float)
     atomic_write_bytes(Path(path), orjson.dumps({"version": VERSION, "receipts": merged}))
 
 
-def record_deliveries(path: Path, delivered: Sequence[dict[str, Any]], now: float | None = None) -> None:
-    """``record_receipts`` with ``now`` defaulting to the wall clock (the plugin's entry point)."""
-    record_receipts(path, delivered, time.time() if now is None else now)
+#: The name the plugin's own writer used before the queue became the only writer (ADR 144).
+record_deliveries = record_receipts

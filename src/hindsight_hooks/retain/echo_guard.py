@@ -37,11 +37,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..fsutil import atomic_write_bytes, ensure_private_dir
 from ..governance.redact import redact_error
-from .injected import strip_injected_blocks
-from .render import BLOCK_CLOSE, BLOCK_HEADER, MODELS_CLOSE, MODELS_INTRO, MODELS_OPEN, MODELS_TRUNCATED
+from .injected import (
+    BLOCK_CLOSE,
+    BLOCK_HEADER,
+    MODELS_CLOSE,
+    MODELS_INTRO,
+    MODELS_OPEN,
+    MODELS_TRUNCATED,
+    strip_injected_blocks,
+)
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from .session import EchoSession
 
 MIN_KEY_CHARS = 12
 MAX_KEYS = 2048
@@ -222,7 +229,7 @@ _records: weakref.WeakKeyDictionary[Any, InjectedLines] = weakref.WeakKeyDiction
 _records_lock = threading.Lock()
 
 
-def session_record(rt: SessionRuntime) -> InjectedLines | None:
+def session_record(rt: EchoSession) -> InjectedLines | None:
     """The record of the session ``rt`` runs (one per runtime; ``None`` before identity).
 
     A session without a session file has a per-process id, so no later process could find its
@@ -238,7 +245,7 @@ def session_record(rt: SessionRuntime) -> InjectedLines | None:
         return record
 
 
-def note_injected(rt: SessionRuntime, render: str) -> None:
+def note_injected(rt: EchoSession, render: str) -> None:
     """Record an injected block's lines; a failure costs one warning, never the injection."""
     record = session_record(rt)
     if record is None or not render:
@@ -249,7 +256,7 @@ def note_injected(rt: SessionRuntime, render: str) -> None:
         rt.warn_once("injected-lines", f"could not record the injected memory lines: {redact_error(exc)}")
 
 
-def injected_keys(rt: SessionRuntime) -> frozenset[str]:
+def injected_keys(rt: EchoSession) -> frozenset[str]:
     """The hashed lines injected in this session so far (empty when there is no record)."""
     record = session_record(rt)
     return record.keys() if record is not None else frozenset()

@@ -15,30 +15,30 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..governance.redact import redact_error
+from ..queue.flush import FlushResult
 from ..timing import Deadline
+from .banks import BankEnsurer
 
 if TYPE_CHECKING:
-    from ..queue import FlushResult
-    from .runtime import SessionRuntime
+    from .session import DeliverySession
 
 
 @dataclass
-class DeliveryReport:
-    sent: int = 0
-    remaining: int = 0
-    dead_lettered: int = 0
-    malformed: int = 0
-    waiting: int = 0
-    in_flight: int = 0
+class DeliveryReport(FlushResult):
+    """The queue's flush result as it came back, plus what delivery adds: the banks it left
+    queued because they are offline, and why no flush ran at all (``error``)."""
+
     offline: list[str] = field(default_factory=list)
-    delivered: list[dict[str, Any]] = field(default_factory=list)
-    errors: dict[str, str] = field(default_factory=dict)
     error: str | None = None
-    result: FlushResult | None = None
+
+    @classmethod
+    def of(cls, result: FlushResult) -> DeliveryReport:
+        """The flush's own result, not a field-by-field retelling of it."""
+        return cls(**{f.name: getattr(result, f.name) for f in fields(FlushResult)})
 
     def delivered_job(self, job_id: str) -> dict[str, Any] | None:
         for d in self.delivered:
@@ -48,7 +48,7 @@ class DeliveryReport:
 
 
 def deliver(
-    rt: SessionRuntime,
+    rt: DeliverySession,
     *,
     banks: set[str] | None,
     budget_ms: int | None,
@@ -70,11 +70,13 @@ def deliver(
     deadline = Deadline(budget_ms)
     cap_s = None if request_ms is None else request_ms / 1000.0
 
+    ensurer = BankEnsurer.for_config(backend, rt.backend_key, rt.cfg, rt.user_bank())
+
     def ensure_within_budget(bank_id: str) -> None:
         # The queue ensures a bank before its first delivery; that request belongs to the same
         # budget as the retain itself. Unclipped, a dead server would cost the client's full
         # timeout plus its GET retries (seconds) on every flush, and shutdown would overrun docs/shutdown.md.
-        rt.ensure_bank(bank_id, timeout_s=deadline.remaining_s(cap_s))
+        ensurer(bank_id, timeout_s=deadline.remaining_s(cap_s))
 
     offline = offline_banks(rt) if skip_offline and rt.caps.remote else []
     try:
@@ -95,21 +97,14 @@ def deliver(
         if warn:
             rt.warn_once("flush", f"retain delivery failed: {report.error}; jobs stay queued on disk")
         return report
-    report.result = result
-    report.sent = result.sent
-    report.remaining = result.remaining
-    report.dead_lettered = result.dead_lettered
-    report.malformed = result.malformed
-    report.waiting = result.waiting
-    report.in_flight = result.in_flight
-    report.delivered = list(result.delivered)
-    report.errors = dict(result.errors)
+    report = DeliveryReport.of(result)
     if rt.caps.remote:
         for bank_id in result.unreachable:
             rt.start_cooldown(bank_id)
     if result.outcome:
         rt.last_outcome = dict(result.outcome)
-    _write_receipts(rt, report.delivered)
+    if result.receipt_error is not None:  # the queue wrote them under its lock (ADR 144)
+        rt.warn_once("receipts", f"could not write retain receipts: {result.receipt_error}")
     for bank_id, err in report.errors.items():
         rt.last_error = err
         if warn:
@@ -167,7 +162,7 @@ FLUSH_NOW_WAIT_S = 30.0
 _IN_FLIGHT_POLL_S = 0.1
 
 
-def flush_now(rt: SessionRuntime, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
+def flush_now(rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
     """An explicit flush of everything (force), that waits — bounded — for a running one.
 
     A flush already delivering (this session's startup or periodic flush, or another process's)
@@ -213,25 +208,14 @@ def _add(total: DeliveryReport, rep: DeliveryReport) -> None:
     total.in_flight = rep.in_flight
     total.errors.update(rep.errors)
     total.error = rep.error
-    total.result = rep.result
+    total.dead_letter_ids.extend(rep.dead_letter_ids)
 
 
-def offline_banks(rt: SessionRuntime) -> list[str]:
+def offline_banks(rt: DeliverySession) -> list[str]:
     """Banks in their cooldown: their server gave no answer moments ago (ADR 069)."""
     return sorted(b for b in list(rt.cooldown_until) if rt.in_cooldown(b))
 
 
-def _offline_reason(rt: SessionRuntime) -> str:
+def _offline_reason(rt: DeliverySession) -> str:
     last = f" (last error: {rt.last_error})" if rt.last_error else ""
     return f"the memory server did not answer{last}; delivery resumes after the cooldown, the job stays queued"
-
-
-def _write_receipts(rt: SessionRuntime, delivered: list[dict[str, Any]]) -> None:
-    if not delivered:
-        return
-    try:
-        from ..queue.receipts import record_deliveries
-
-        record_deliveries(rt.receipts_path, delivered)
-    except Exception as exc:
-        rt.warn_once("receipts", f"could not write retain receipts: {redact_error(exc)}")

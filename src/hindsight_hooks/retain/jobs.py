@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..governance import identity as ident
 from ..governance.redact import redact_text, redact_value
 from ..timefmt import iso_now
-
-if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+from .session import RetainSession
 
 RESERVED_METADATA = ("cwd", "session_file", "session_id", "source", "retain_source", "imported")
 
 
-def session_context(rt: SessionRuntime) -> str:
+def session_context(rt: RetainSession) -> str:
     """``Coding session (<host>) for repo "<cwd name>", session <file name>``."""
     assert rt.identity is not None
     base = f'Coding session ({rt.identity.host}) for repo "{os.path.basename(rt.cwd)}"'
@@ -32,7 +30,7 @@ def session_context(rt: SessionRuntime) -> str:
     return f"{base}, ephemeral session"
 
 
-def base_metadata(rt: SessionRuntime, retain_source: str, imported: bool = False) -> dict[str, str]:
+def base_metadata(rt: RetainSession, retain_source: str, imported: bool = False) -> dict[str, str]:
     assert rt.identity is not None
     meta: dict[str, str] = {"cwd": str(rt.cwd), "imported": "true" if imported else "false"}
     if rt.ctx.session_file is not None:
@@ -43,13 +41,13 @@ def base_metadata(rt: SessionRuntime, retain_source: str, imported: bool = False
     return meta
 
 
-def session_tags(rt: SessionRuntime) -> list[str]:
+def session_tags(rt: RetainSession) -> list[str]:
     if rt.meta is None:
         return []
     return list(rt.meta.read().record.tags)
 
 
-def base_tags(rt: SessionRuntime, extra: list[str] | None = None) -> list[str]:
+def base_tags(rt: RetainSession, extra: list[str] | None = None) -> list[str]:
     """Base tags + session tags + ``extra``, in order, de-duplicated."""
     assert rt.identity is not None
     tags = ident.base_tags(rt.identity.host, rt.identity.repo_key, rt.identity.sid, session_tags(rt))
@@ -59,7 +57,7 @@ def base_tags(rt: SessionRuntime, extra: list[str] | None = None) -> list[str]:
     return tags
 
 
-def observation_scopes_for(rt: SessionRuntime, bank_id: str) -> list[list[str]] | None:
+def observation_scopes_for(rt: RetainSession, bank_id: str) -> list[list[str]] | None:
     """The configured observation scopes expanded for ``bank_id``; None when observations are off."""
     if not rt.cfg.observations.enabled or rt.identity is None:
         return None
@@ -78,7 +76,7 @@ def observation_scopes_for(rt: SessionRuntime, bank_id: str) -> list[list[str]] 
 
 
 def build_item(
-    rt: SessionRuntime,
+    rt: RetainSession,
     *,
     bank_id: str,
     content: str,
@@ -110,7 +108,7 @@ def build_item(
     return item
 
 
-def new_job(rt: SessionRuntime, bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
+def new_job(bank_id: str, source: str, items: list[dict[str, Any]], async_: bool) -> dict[str, Any]:
     """The queue job; its items made encodable first (orjson and SQLite refuse lone surrogates,
     and a job that cannot be written would block its writer on every retry). Items are almost
     always clean already (agent_end sanitised its delta): one C-speed encode check, not a walk."""
