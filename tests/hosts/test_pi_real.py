@@ -181,8 +181,17 @@ def test_kill_9_of_serve_during_a_turn_finishes_the_turn_and_delivers_every_ackn
             assert session.close() == 0
         assert len(chats(model)) == 3, "every turn reached the model"
     assert world.queue_lines() == [], "every queued job was delivered after the restart"
-    stored = documents_text(hindsight_backend, bank)
-    for fact in ("Postgres 16", "Redis 7", "Alpine"):
+    # Delivered means the server accepted the async retain; its worker appends it to the session's
+    # document a moment later (seen: 0.5 s after the queue emptied), so the check waits for it.
+    facts = ("Postgres 16", "Redis 7", "Alpine")
+    stored = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        stored = documents_text(hindsight_backend, bank)
+        if all(fact in stored for fact in facts):
+            break
+        time.sleep(0.5)
+    for fact in facts:
         assert fact in stored, (fact, stored[:2000])
 
 
