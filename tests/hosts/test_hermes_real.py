@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ..plugin.hostkit import wait_until
 from .hermes_world import HermesWorld, hermes_executable
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
@@ -248,7 +249,10 @@ def test_killed_right_after_a_turn_ours_delivers_it_at_the_next_start_the_bundle
         assert len(asked(model, "Good morning.")) == 2
 
     assert ours.queue_lines() == [], "the next session's start delivered the killed session's turn"
-    assert "Redis 7 for the cache because it supports TTLs" in documents_text(hindsight_backend, ours_bank)
+    # An accepted async retain lands in the document a moment later: wait for it, bounded.
+    decision = "Redis 7 for the cache because it supports TTLs"
+    assert wait_until(lambda: decision in documents_text(hindsight_backend, ours_bank), 60, 0.5)
+    assert wait_until(lambda: "Good morning" in documents_text(hindsight_backend, bundled_bank), 60, 0.5)
     kept_by_bundled = documents_text(hindsight_backend, bundled_bank)
     assert "Good morning" in kept_by_bundled, "the bundled provider works against this server"
     assert "Redis 7" not in kept_by_bundled, "the bundled provider lost the killed session's turn"

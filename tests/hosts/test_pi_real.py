@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from ..plugin.hostkit import wait_until
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 from .pi_rpc import PiRpc, PiWorld, is_notice, pi_executable, serve_pids
@@ -184,13 +185,8 @@ def test_kill_9_of_serve_during_a_turn_finishes_the_turn_and_delivers_every_ackn
     # Delivered means the server accepted the async retain; its worker appends it to the session's
     # document a moment later (seen: 0.5 s after the queue emptied), so the check waits for it.
     facts = ("Postgres 16", "Redis 7", "Alpine")
-    stored = ""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        stored = documents_text(hindsight_backend, bank)
-        if all(fact in stored for fact in facts):
-            break
-        time.sleep(0.5)
+    wait_until(lambda: all(fact in documents_text(hindsight_backend, bank) for fact in facts), 60, 0.5)
+    stored = documents_text(hindsight_backend, bank)
     for fact in facts:
         assert fact in stored, (fact, stored[:2000])
 
