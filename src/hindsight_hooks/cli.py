@@ -41,6 +41,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "hindsight_hooks.cli_hosts",
     "hindsight_hooks.cli_serve",
     "hindsight_hooks.cli_embed",
+    "hindsight_hooks.cli_migrate",
 )
 
 
