@@ -155,16 +155,17 @@ def _text(report: Report, data: dict[str, object]) -> str:
         return f"error: {report.error}"
     lines = []
     for b in report.banks:
-        line = f"{b.bank_id}: {b.memories} memories"
+        line = f"{b.bank_id}: {b.memories} memories in {b.documents} documents"
         if b.retired_left_behind:
             line += f" ({b.retired_left_behind} retired ones stay behind)"
         if report.dry_run:
-            line += f"; {b.already_done} already on the server, {b.memories - b.already_done} to send"
+            line += f"; {b.to_send} to send"
         else:
-            line += f"; sent {b.sent} now, {b.already_done} earlier"
-            if b.on_server is not None:
+            line += f"; sent {b.sent}"
+            if b.documents_on_server is not None:
                 line += (
-                    f"; checked: {b.on_server} on the server ({b.server_memories} server memories), {b.missing} missing"
+                    f"; checked: {b.documents_on_server} documents on the server, {b.missing_documents} missing, "
+                    f"{b.memories_found} memories found as {b.server_memories} server memories"
                 )
             if b.repaired:
                 line += f" (sent {b.repaired} again)"

@@ -1,10 +1,14 @@
-"""The resumable record of a migration: per bank, the highest rowid whose memory the server has.
+"""The resumable record of a migration: per bank, where the current pass has got to.
 
-Why a high-water mark and not a list of ids: units are read and sent in rowid order and a
-batch is recorded only after the server answered for all of it, so "every current memory up
-to rowid N" is exactly the set that is done, in a few bytes however large the bank (ADR 151).
-A kill -9 between the server's answer and the record costs one batch sent again, which the
-stable document ids turn into a replacement, not a copy (ADR 150).
+Why a cursor and not a list of ids: documents are read and sent in one fixed order (ADR 151)
+and a batch is recorded only after the server answered for all of it, so "every document up
+to (created_at, document_id) C" is exactly what this pass has done, in a few bytes however
+large the bank. A kill -9 between the server's answer and the record costs one batch sent
+again, which the server turns into a replacement, not a copy (ADR 150).
+
+A pass that reaches the end records its start time as ``since``; the next run's pass sends
+only documents written to at or after it (sessions that grew, documents that are new), from
+the start of the order again.
 
 The file (``.hindsight/migrate-progress.json``, 0600, replaced atomically) holds one entry per
 (store, server) pair, so migrating to a second server starts from zero there. A file that does
@@ -23,6 +27,7 @@ from typing import Any
 import orjson
 
 from ..fsutil import atomic_write_bytes, ensure_private_dir, move_aside
+from .source import START, Cursor
 
 VERSION = 1
 FILE_NAME = "migrate-progress.json"
@@ -35,15 +40,46 @@ def run_key(store: Path, target_url: str) -> str:
 
 @dataclass
 class BankProgress:
-    """``in_flight`` names the last document of a batch sent but not yet answered, and
-    ``batch_s`` how long the last answer took: a resumed run waits for a killed run's request
-    to land before sending the same documents again (ADR 151)."""
+    """``cursor`` is the last document the current pass has done, ``pass_started`` when that
+    pass began, ``since`` the start of the last pass that reached the end (``None``: never).
+    ``in_flight`` names the last document of a batch sent but not yet answered, and ``batch_s``
+    how long the last answer took: a resumed run waits for a killed run's request to land
+    before sending the same documents again (ADR 151)."""
 
-    after_rowid: int = 0
+    cursor: Cursor = START
+    pass_started: str | None = None
+    since: str | None = None
     sent: int = 0
-    finished: bool = False
     in_flight: str | None = None
     batch_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cursor": list(self.cursor),
+            "pass_started": self.pass_started,
+            "since": self.since,
+            "sent": self.sent,
+            "in_flight": self.in_flight,
+            "batch_s": round(self.batch_s, 3),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> BankProgress:
+        cursor = raw.get("cursor")
+        if not (isinstance(cursor, list) and len(cursor) == 2 and all(isinstance(c, str) for c in cursor)):
+            raise ValueError("cursor")
+        return cls(
+            (cursor[0], cursor[1]),
+            _opt_str(raw.get("pass_started")),
+            _opt_str(raw.get("since")),
+            int(raw.get("sent") or 0),
+            _opt_str(raw.get("in_flight")),
+            float(raw.get("batch_s") or 0.0),
+        )
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass
@@ -77,15 +113,10 @@ class Progress:
         entry = runs.pop(key, None)
         if isinstance(entry, dict) and isinstance(entry.get("banks"), dict):
             for name, raw in entry["banks"].items():
-                if isinstance(raw, dict) and isinstance(raw.get("after_rowid"), int):
-                    flight = raw.get("in_flight")
-                    banks[str(name)] = BankProgress(
-                        int(raw["after_rowid"]),
-                        int(raw.get("sent") or 0),
-                        bool(raw.get("finished")),
-                        flight if isinstance(flight, str) else None,
-                        float(raw.get("batch_s") or 0.0),
-                    )
+                try:
+                    banks[str(name)] = BankProgress.from_dict(raw)
+                except (ValueError, TypeError, AttributeError):
+                    continue  # a bank we cannot read starts over: sending again only replaces
         return cls(path, key, banks, moved, runs)
 
     def bank(self, bank_id: str) -> BankProgress:
@@ -98,16 +129,7 @@ class Progress:
         ensure_private_dir(self.path.parent, gitignore=True)
         entry = {
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "banks": {
-                name: {
-                    "after_rowid": b.after_rowid,
-                    "sent": b.sent,
-                    "finished": b.finished,
-                    "in_flight": b.in_flight,
-                    "batch_s": round(b.batch_s, 3),
-                }
-                for name, b in sorted(self.banks.items())
-            },
+            "banks": {name: b.as_dict() for name, b in sorted(self.banks.items())},
         }
         data = {"version": VERSION, "runs": {**self._others, self.key: entry}}
         atomic_write_bytes(self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2))
