@@ -143,10 +143,10 @@ def _run_migrate(ns: argparse.Namespace) -> int:
             code = EXIT_FAILED
         else:
             data["config"] = {"path": str(switched.path), "backup": str(switched.backup) if switched.backup else None}
-    if ns.json:
+    if ns.json:  # the summary is data: stdout even when incomplete
         print(json.dumps(data, indent=2))
-    else:
-        print(_text(report, data))
+    else:  # a non-zero exit speaks on stderr (ADR-072)
+        print(_text(report, data), file=sys.stdout if code == EXIT_OK else sys.stderr)
     return code
 
 
@@ -167,6 +167,8 @@ def _text(report: Report, data: dict[str, object]) -> str:
                     f"; checked: {b.documents_on_server} documents on the server, {b.missing_documents} missing, "
                     f"{b.memories_found} memories found as {b.server_memories} server memories"
                 )
+                if b.memories_repeated:
+                    line += f", {b.memories_repeated} of them more than once"
             if b.repaired:
                 line += f" (sent {b.repaired} again)"
         lines.append(line)

@@ -42,6 +42,7 @@ class FakeServer:
     retains: list[int] = field(default_factory=list)
     fail_retain_at: set[int] = field(default_factory=set)
     created: list[str] = field(default_factory=list)
+    lists: list[str | None] = field(default_factory=list)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = unquote(request.url.path)
@@ -71,15 +72,14 @@ class FakeServer:
             return httpx.Response(200, json={"success": True, "items_count": len(body["items"])})
         if request.method == "GET" and rest == "/memories/list":
             limit, offset = int(request.url.params["limit"]), int(request.url.params["offset"])
+            only = request.url.params.get("document_id")
+            self.lists.append(only)
             items = [
                 {"id": f"m-{n}", "document_id": i["document_id"], "text": i["content"], "metadata": i["metadata"]}
                 for n, i in enumerate(i for doc in self.banks.get(bank, {}).values() for i in doc)
+                if only is None or i["document_id"] == only
             ]
             return httpx.Response(200, json={"items": items[offset : offset + limit], "total": len(items)})
-        if request.method == "GET" and rest == "/documents":
-            limit, offset = int(request.url.params["limit"]), int(request.url.params["offset"])
-            ids = [{"id": d} for d in self.banks.get(bank, {})]
-            return httpx.Response(200, json={"items": ids[offset : offset + limit], "total": len(ids)})
         if request.method == "GET" and rest.startswith("/documents/"):
             doc = rest.removeprefix("/documents/")
             found = doc in self.banks.get(bank, {})
@@ -274,3 +274,17 @@ def test_an_unreadable_progress_file_is_moved_aside_and_the_run_starts_over(
     run = migration(tmp_path, store, server)
     assert run.progress.moved_aside is not None and run.progress.moved_aside.read_text() == "{not json"
     assert run.run(URL).banks[0].sent == 2
+
+
+def test_a_bank_too_large_for_one_list_is_checked_document_by_document(
+    tmp_path: Path, store: LocalBackend, server: FakeServer
+) -> None:
+    ids = seed(store.path, "proj", [f"fact {i}" for i in range(10)])
+    report = migration(tmp_path, store, server, single_list_max=5).run(URL)
+    assert report.complete and report.banks[0].memories_found == 10 and report.banks[0].server_memories == 10
+    assert server.lists == [None, "doc-0", "doc-1"]  # the total first, then each document
+    server.banks["proj"]["doc-1"].append(dict(server.banks["proj"]["doc-1"][0]))  # a copy on the server
+    again = migration(tmp_path, store, server).run(URL)
+    assert again.banks[0].memories_found == 10 and again.banks[0].server_memories == 11
+    assert again.banks[0].memories_repeated == 1 and report.banks[0].memories_repeated == 0
+    assert ids[5] == server.banks["proj"]["doc-1"][-1]["metadata"]["migrated_from_memory"]

@@ -14,7 +14,7 @@ the test server against 6.5 s as 250 documents (ADR 152).
 
 A killed run's last request may still be running on the server when the run is resumed; the
 resumed run first waits for it to land (``_settle``), so two replacements of one document never
-race. After sending, every migrated bank is checked against the server's lists (ADR 152): a
+race. After sending, every migrated bank is checked against the server's memory list (ADR 152): a
 document the server does not have is sent again once, then reported missing.
 """
 
@@ -47,6 +47,7 @@ REQUEST_TIMEOUT_S = 300.0
 SETTLE_MIN_S = 5.0
 SETTLE_MAX_S = 120.0
 SETTLE_POLL_S = 0.5
+SINGLE_LIST_MAX = 20_000
 
 OnProgress = Callable[[int, int], None]
 
@@ -83,6 +84,7 @@ class BankReport:
     missing_documents: int | None = None
     memories_found: int | None = None
     server_memories: int | None = None
+    memories_repeated: int | None = None
     repaired: int = 0
 
 
@@ -115,6 +117,7 @@ class Options:
     verify: bool = True
     redact: bool = True
     settle_min_s: float = SETTLE_MIN_S
+    single_list_max: int = SINGLE_LIST_MAX
 
 
 class Migration:
@@ -252,49 +255,60 @@ class Migration:
         then counted as missing (ADR 152). Memory counts are reported, not judged: a bank with
         model extraction may make more or fewer memories of a text than it was given."""
         docs = self.source.all_documents(bank.bank_id)
-        present = self.server_documents(bank.bank_id)
-        redo = [d for d in docs if d.document_id not in present]
+        wanted = {d.document_id for d in docs}
+        origins, seen = self.server_memory_origins(bank.bank_id, wanted)
+        absent = {d for d in wanted - seen if not self._has_document(bank.bank_id, d)}
+        redo = [d for d in docs if d.document_id in absent]
         for start in range(0, len(redo), self.batch):
             self._send(bank.bank_id, [u for d in redo[start : start + self.batch] for u in d.units])
         if redo:
             bank.repaired = sum(len(d.units) for d in redo)
-            present = self.server_documents(bank.bank_id)
-        wanted = {d.document_id for d in docs}
-        bank.missing_documents = len(wanted - present)
-        bank.documents_on_server = len(wanted) - bank.missing_documents
-        found = self.server_memory_origins(bank.bank_id, wanted)
+            origins, seen = self.server_memory_origins(bank.bank_id, wanted)
+            absent = {d for d in absent if d not in seen and not self._has_document(bank.bank_id, d)}
+        bank.missing_documents = len(absent)
+        bank.documents_on_server = len(wanted) - len(absent)
         ids = {u.id for d in docs for u in d.units}
-        bank.memories_found = len(ids & set(found))
-        bank.server_memories = sum(found.values())
+        bank.memories_found = len(ids & set(origins))
+        bank.server_memories = sum(origins.values())
+        bank.memories_repeated = sum(1 for origin, n in origins.items() if n > 1 and origin in ids)
 
-    def server_documents(self, bank_id: str) -> set[str]:
-        out: set[str] = set()
-        offset = 0
-        while True:
-            page = self._call(
-                partial(self.target.list_documents, bank_id, limit=LIST_PAGE, offset=offset, timeout_s=120)
-            )
-            items = [i for i in page.get("items") or [] if isinstance(i, dict)]
-            out.update(str(i["id"]) for i in items if i.get("id"))
-            if len(items) < LIST_PAGE:
-                return out
-            offset += LIST_PAGE
+    def _has_document(self, bank_id: str, document_id: str) -> bool:
+        try:
+            self._call(partial(self.target.get_document, bank_id, document_id, timeout_s=60))
+        except BackendError as exc:
+            if exc.kind == "not_found":
+                return False
+            raise
+        return True
 
-    def server_memory_origins(self, bank_id: str, documents: set[str]) -> Counter[str]:
+    def server_memory_origins(self, bank_id: str, documents: set[str]) -> tuple[Counter[str], set[str]]:
         """How many server memories of the migrated documents name each embedded memory as
-        their origin (``""``: a server memory naming none)."""
+        their origin (``""``: a server memory naming none), and which of the documents hold any.
+
+        The server lists newest first with no tie-break, and memories stored by one request
+        share their times, so walking a bank page by page with ``offset`` can skip some and
+        repeat others. So the list is read in one request (one query, one snapshot) up to
+        ``single_list_max`` memories, and document by document above that.
+        """
+        first = self._call(partial(self.target.list_memories, bank_id, limit=1, offset=0, timeout_s=120))
+        total = first.get("total") if isinstance(first.get("total"), int) else None
         out: Counter[str] = Counter()
-        offset = 0
-        while True:
-            page = self._call(
-                partial(self.target.list_memories, bank_id, limit=LIST_PAGE, offset=offset, timeout_s=120)
-            )
-            items = [i for i in page.get("items") or [] if isinstance(i, dict)]
-            for item in items:
-                if item.get("document_id") in documents:
-                    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-                    assert isinstance(meta, dict)
-                    out[str(meta.get("migrated_from_memory") or "")] += 1
-            if len(items) < LIST_PAGE:
-                return out
-            offset += LIST_PAGE
+        seen: set[str] = set()
+        if total is not None and total <= self.opts.single_list_max:
+            page = self._call(partial(self.target.list_memories, bank_id, limit=total + LIST_PAGE, timeout_s=300))
+            self._count_origins(page, documents, out, seen)
+            return out, seen
+        for doc in sorted(documents):
+            page = self._call(partial(self.target.list_memories, bank_id, document_id=doc, limit=10_000, timeout_s=120))
+            self._count_origins(page, documents, out, seen)
+        return out, seen
+
+    @staticmethod
+    def _count_origins(page: dict[str, Any], documents: set[str], out: Counter[str], seen: set[str]) -> None:
+        for item in page.get("items") or []:
+            doc = item.get("document_id") if isinstance(item, dict) else None
+            if isinstance(doc, str) and doc in documents:
+                seen.add(doc)
+                meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+                assert isinstance(meta, dict)
+                out[str(meta.get("migrated_from_memory") or "")] += 1
