@@ -143,12 +143,13 @@ def migration(tmp_path: Path, store: LocalBackend, server: FakeServer, **opts: A
     return Migration(EmbeddedSource(store), target, progress, lambda b: BankSpec(), Options(**opts))
 
 
-def memories_on(server: FakeServer, bank: str) -> dict[str, str]:
-    """Embedded id -> text of every server memory (a copy would collide and fail the count)."""
-    items = [i for doc in server.banks[bank].values() for i in doc]
-    out = {i["metadata"]["migrated_from_memory"]: i["content"] for i in items}
-    assert len(out) == len(items), "a memory is on the server twice"
-    return out
+def memories_on(server: FakeServer, bank: str) -> dict[str, list[str]]:
+    """Each server document's memory texts, in order."""
+    return {doc: [i["content"] for i in items] for doc, items in server.banks[bank].items()}
+
+
+def count(server: FakeServer, bank: str) -> int:
+    return sum(len(texts) for texts in memories_on(server, bank).values())
 
 
 def test_every_current_memory_lands_once_in_its_own_document(
@@ -165,13 +166,15 @@ def test_every_current_memory_lands_once_in_its_own_document(
         22,
         22,
     )
-    assert memories_on(server, "proj") == {ids[i]: f"fact {i}" for i in range(3, 25)}
-    assert sorted(server.banks["proj"]) == [f"doc-{n}" for n in range(5)]
-    assert [i["content"] for i in server.banks["proj"]["doc-0"]] == ["fact 3", "fact 4"]  # in order, retired left out
+    assert memories_on(server, "proj") == {
+        "doc-0": ["fact 3", "fact 4"],  # in order, the retired ones left out
+        **{f"doc-{n}": [f"fact {i}" for i in range(5 * n, 5 * n + 5)] for n in range(1, 5)},
+    }
     assert len(server.retains) == 2  # whole documents until a request holds 10 memories: 2+5+5, then 5+5
     item = server.banks["proj"]["doc-1"][0]
     assert item["tags"] == ["repo:r", "session:s1"]
-    assert item["metadata"] == {"session_id": "s1", "turn": "3", "migrated_from_memory": ids[5]}
+    assert item["metadata"] == {"session_id": "s1", "turn": "3"}
+    assert item["timestamp"] is not None and len(ids) == 25
     assert server.created == ["proj"]
 
 
@@ -217,14 +220,14 @@ def test_a_run_that_dies_mid_way_continues_from_the_progress_file(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     resumed = migration(tmp_path, store, server, batch_size=10).run(URL)
     assert resumed.complete and resumed.banks[0].to_send == 10 and resumed.banks[0].sent == 10
-    assert len(memories_on(server, "proj")) == 30
+    assert count(server, "proj") == 30
 
 
 def test_a_transient_failure_is_retried_within_the_run(tmp_path: Path, store: LocalBackend, server: FakeServer) -> None:
     seed(store.path, "proj", [f"fact {i}" for i in range(10)])
     server.fail_retain_at = {1}
     report = migration(tmp_path, store, server, batch_size=10).run(URL)
-    assert report.complete and len(memories_on(server, "proj")) == 10
+    assert report.complete and count(server, "proj") == 10
 
 
 def test_the_check_sends_a_document_the_server_lost_again(
@@ -279,7 +282,7 @@ def test_an_unreadable_progress_file_is_moved_aside_and_the_run_starts_over(
 def test_a_bank_too_large_for_one_list_is_checked_document_by_document(
     tmp_path: Path, store: LocalBackend, server: FakeServer
 ) -> None:
-    ids = seed(store.path, "proj", [f"fact {i}" for i in range(10)])
+    seed(store.path, "proj", [f"fact {i}" for i in range(10)])
     report = migration(tmp_path, store, server, single_list_max=5).run(URL)
     assert report.complete and report.banks[0].memories_found == 10 and report.banks[0].server_memories == 10
     assert server.lists == [None, "doc-0", "doc-1"]  # the total first, then each document
@@ -287,4 +290,3 @@ def test_a_bank_too_large_for_one_list_is_checked_document_by_document(
     again = migration(tmp_path, store, server).run(URL)
     assert again.banks[0].memories_found == 10 and again.banks[0].server_memories == 11
     assert again.banks[0].memories_repeated == 1 and report.banks[0].memories_repeated == 0
-    assert ids[5] == server.banks["proj"]["doc-1"][-1]["metadata"]["migrated_from_memory"]

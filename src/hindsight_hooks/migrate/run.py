@@ -4,8 +4,9 @@ How memories travel (ADR 150): a document of the embedded store becomes the serv
 with the same id, retained with ``update_mode = replace``: one item per current memory, in
 order, all of a document in one request. Sending a document twice (a resumed run, a second
 migration) replaces it on the server rather than adding a copy. Each item carries the memory's
-text, context, tags, time and metadata, plus ``migrated_from_memory`` (its embedded id), which
-is how the check below and a person can find each memory again.
+text, context, tags, time and metadata. No per-memory origin id is added: the server sometimes
+gives every memory of a document the first item's metadata (seen on 1.1.0), so such an id
+could point at the wrong memory; the check matches memories by document and text instead.
 
 Batches are retained synchronously: the answer means the server has stored the batch, and only
 then does the progress file move past it (ADR 151). Whole documents per request is also what
@@ -58,7 +59,6 @@ def item_for(unit: SourceUnit, *, redact: bool) -> dict[str, Any]:
     meta: dict[str, str] = {}
     for key, value in unit.metadata.items():
         meta[str(key)] = value if isinstance(value, str) else orjson.dumps(value).decode()
-    meta["migrated_from_memory"] = unit.id
     return {
         "content": redact_text(unit.text) if redact else unit.text,
         "context": redact_text(unit.context),
@@ -256,21 +256,26 @@ class Migration:
         model extraction may make more or fewer memories of a text than it was given."""
         docs = self.source.all_documents(bank.bank_id)
         wanted = {d.document_id for d in docs}
-        origins, seen = self.server_memory_origins(bank.bank_id, wanted)
+        texts, seen = self.server_texts(bank.bank_id, wanted)
         absent = {d for d in wanted - seen if not self._has_document(bank.bank_id, d)}
         redo = [d for d in docs if d.document_id in absent]
         for start in range(0, len(redo), self.batch):
             self._send(bank.bank_id, [u for d in redo[start : start + self.batch] for u in d.units])
         if redo:
             bank.repaired = sum(len(d.units) for d in redo)
-            origins, seen = self.server_memory_origins(bank.bank_id, wanted)
+            texts, seen = self.server_texts(bank.bank_id, wanted)
             absent = {d for d in absent if d not in seen and not self._has_document(bank.bank_id, d)}
         bank.missing_documents = len(absent)
         bank.documents_on_server = len(wanted) - len(absent)
-        ids = {u.id for d in docs for u in d.units}
-        bank.memories_found = len(ids & set(origins))
-        bank.server_memories = sum(origins.values())
-        bank.memories_repeated = sum(1 for origin, n in origins.items() if n > 1 and origin in ids)
+        found = repeated = 0
+        for doc in docs:
+            sent = Counter(str(item_for(u, redact=self.opts.redact)["content"]) for u in doc.units)
+            there = texts.get(doc.document_id, Counter())
+            found += sum((sent & there).values())
+            repeated += sum(n - sent[t] for t, n in there.items() if t in sent and n > sent[t])
+        bank.memories_found = found
+        bank.memories_repeated = repeated
+        bank.server_memories = sum(sum(c.values()) for c in texts.values())
 
     def _has_document(self, bank_id: str, document_id: str) -> bool:
         try:
@@ -281,9 +286,8 @@ class Migration:
             raise
         return True
 
-    def server_memory_origins(self, bank_id: str, documents: set[str]) -> tuple[Counter[str], set[str]]:
-        """How many server memories of the migrated documents name each embedded memory as
-        their origin (``""``: a server memory naming none), and which of the documents hold any.
+    def server_texts(self, bank_id: str, documents: set[str]) -> tuple[dict[str, Counter[str]], set[str]]:
+        """The texts of the server's memories in each of the migrated documents (how often each).
 
         The server lists newest first with no tie-break, and memories stored by one request
         share their times, so walking a bank page by page with ``offset`` can skip some and
@@ -292,23 +296,21 @@ class Migration:
         """
         first = self._call(partial(self.target.list_memories, bank_id, limit=1, offset=0, timeout_s=120))
         total = first.get("total") if isinstance(first.get("total"), int) else None
-        out: Counter[str] = Counter()
-        seen: set[str] = set()
+        out: dict[str, Counter[str]] = {}
         if total is not None and total <= self.opts.single_list_max:
             page = self._call(partial(self.target.list_memories, bank_id, limit=total + LIST_PAGE, timeout_s=300))
-            self._count_origins(page, documents, out, seen)
-            return out, seen
-        for doc in sorted(documents):
-            page = self._call(partial(self.target.list_memories, bank_id, document_id=doc, limit=10_000, timeout_s=120))
-            self._count_origins(page, documents, out, seen)
-        return out, seen
+            self._collect(page, documents, out)
+        else:
+            for doc in sorted(documents):
+                page = self._call(
+                    partial(self.target.list_memories, bank_id, document_id=doc, limit=10_000, timeout_s=120)
+                )
+                self._collect(page, documents, out)
+        return out, set(out)
 
     @staticmethod
-    def _count_origins(page: dict[str, Any], documents: set[str], out: Counter[str], seen: set[str]) -> None:
+    def _collect(page: dict[str, Any], documents: set[str], out: dict[str, Counter[str]]) -> None:
         for item in page.get("items") or []:
             doc = item.get("document_id") if isinstance(item, dict) else None
             if isinstance(doc, str) and doc in documents:
-                seen.add(doc)
-                meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-                assert isinstance(meta, dict)
-                out[str(meta.get("migrated_from_memory") or "")] += 1
+                out.setdefault(doc, Counter())[str(item.get("text") or "")] += 1
