@@ -166,3 +166,28 @@ def test_ten_thousand_memories_survive_a_kill_9_and_land_exactly_once(
     for memory in memories:
         assert "repo:migrate" in memory["tags"] and memory["metadata"]["session_id"] == memory["document_id"][11:]
     print(f"\nmigrated {TOTAL} memories with a kill -9 after {at_kill['sent']} in {elapsed:.0f} s")
+
+
+def test_switch_config_after_a_complete_run_points_the_project_at_the_server(
+    hindsight_url: str, hindsight_backend: HindsightBackend, make_bank: MakeBank, tmp_path: Path
+) -> None:
+    from hindsight_hooks.config import load_config
+
+    bank = make_bank("hh-migrate-switch")
+    store = tmp_path / "memory.db"
+    texts = seed_store(store, bank, 30)
+    project = tmp_path / "project"
+    (project / ".hindsight").mkdir(parents=True)
+    old = '[recall]\nbudget = "high"\n'
+    (project / ".hindsight" / "config.toml").write_text(old)
+    args = cli(project, "--url", hindsight_url, "--store", str(store), "--switch-config")
+    out = subprocess.run(args, env=child_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"project config now uses the server: {project / '.hindsight' / 'config.toml'}" in out.stdout
+    (backup,) = (project / ".hindsight").glob("config.toml.bak-*")
+    assert backup.read_text() == old
+    loaded = load_config(project, env={"HOME": str(tmp_path / "home")})
+    assert loaded.config.effective_backend() == "hindsight"
+    assert loaded.config.hindsight_base_url() == hindsight_url and loaded.config.recall.budget == "high"
+    memories = server_memories(hindsight_backend, bank)
+    assert sorted(m["text"] for m in memories) == sorted(texts.values())
