@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ class FakeServer:
     fail_retain_at: set[int] = field(default_factory=set)
     created: list[str] = field(default_factory=list)
     lists: list[str | None] = field(default_factory=list)
+    updated: dict[str, str] = field(default_factory=dict)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = unquote(request.url.path)
@@ -82,8 +84,9 @@ class FakeServer:
             return httpx.Response(200, json={"items": items[offset : offset + limit], "total": len(items)})
         if request.method == "GET" and rest.startswith("/documents/"):
             doc = rest.removeprefix("/documents/")
-            found = doc in self.banks.get(bank, {})
-            return httpx.Response(200, json={"id": doc}) if found else httpx.Response(404, json={"detail": "nope"})
+            if doc not in self.banks.get(bank, {}):
+                return httpx.Response(404, json={"detail": "nope"})
+            return httpx.Response(200, json={"id": doc, "updated_at": self.updated.get(doc)})
         raise AssertionError(f"unexpected {request.method} {path}")
 
 
@@ -290,3 +293,38 @@ def test_a_bank_too_large_for_one_list_is_checked_document_by_document(
     again = migration(tmp_path, store, server).run(URL)
     assert again.banks[0].memories_found == 10 and again.banks[0].server_memories == 11
     assert again.banks[0].memories_repeated == 1 and report.banks[0].memories_repeated == 0
+
+
+def test_a_bank_with_only_retired_memories_is_counted_and_not_sent(
+    tmp_path: Path, store: LocalBackend, server: FakeServer
+) -> None:
+    seed(store.path, "old", ["was true", "also was"], retired=2)
+    report = migration(tmp_path, store, server).run(URL)
+    (bank,) = report.banks
+    assert report.complete and (bank.memories, bank.retired_left_behind, bank.sent) == (0, 2, 0)
+    assert server.banks == {} and server.lists == []  # no bank made, nothing asked
+
+
+def _in_flight(tmp_path: Path, store: LocalBackend, server: FakeServer, sent_at: float) -> Migration:
+    """A run whose progress says a request for doc-0 left at ``sent_at`` and was never answered."""
+    run = migration(tmp_path, store, server, settle_min_s=1.5)
+    state = run.progress.bank("proj")
+    state.in_flight, state.in_flight_at, state.pass_started = "doc-0", sent_at, "2026-01-01T00:00:00.000Z"
+    run.progress.save()
+    return run
+
+
+def test_a_resumed_run_waits_for_the_killed_request_only_until_it_has_landed(
+    tmp_path: Path, store: LocalBackend, server: FakeServer
+) -> None:
+    seed(store.path, "proj", ["one", "two"])
+    server.banks["proj"] = {"doc-0": []}
+    server.updated["doc-0"] = "2099-01-01T00:00:00+00:00"  # written after the request left: it landed
+    began = time.monotonic()
+    assert _in_flight(tmp_path, store, server, time.time()).run(URL).complete
+    assert time.monotonic() - began < 1.0
+
+    server.updated["doc-0"] = "2020-01-01T00:00:00+00:00"  # older than the request: still on its way
+    began = time.monotonic()
+    assert _in_flight(tmp_path, store, server, time.time()).run(URL).complete
+    assert time.monotonic() - began >= 1.5  # waited to the bound before sending it again

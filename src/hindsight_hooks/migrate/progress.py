@@ -42,15 +42,16 @@ def run_key(store: Path, target_url: str) -> str:
 class BankProgress:
     """``cursor`` is the last document the current pass has done, ``pass_started`` when that
     pass began, ``since`` the start of the last pass that reached the end (``None``: never).
-    ``in_flight`` names the last document of a batch sent but not yet answered, and ``batch_s``
-    how long the last answer took: a resumed run waits for a killed run's request to land
-    before sending the same documents again (ADR 151)."""
+    ``in_flight`` names the last document of a batch sent but not yet answered, ``in_flight_at``
+    when it was sent, and ``batch_s`` how long the last answer took: a resumed run waits for a
+    killed run's request to land before sending the same documents again (ADR 151)."""
 
     cursor: Cursor = START
     pass_started: str | None = None
     since: str | None = None
     sent: int = 0
     in_flight: str | None = None
+    in_flight_at: float = 0.0
     batch_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -60,6 +61,7 @@ class BankProgress:
             "since": self.since,
             "sent": self.sent,
             "in_flight": self.in_flight,
+            "in_flight_at": round(self.in_flight_at, 3),
             "batch_s": round(self.batch_s, 3),
         }
 
@@ -74,6 +76,7 @@ class BankProgress:
             _opt_str(raw.get("since")),
             int(raw.get("sent") or 0),
             _opt_str(raw.get("in_flight")),
+            float(raw.get("in_flight_at") or 0.0),
             float(raw.get("batch_s") or 0.0),
         )
 

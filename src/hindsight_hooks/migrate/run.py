@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..backends.base import BackendError, BankSpec
-from ..backends.local_units import iso_from_epoch
+from ..backends.local_units import epoch_from_iso, iso_from_epoch
 from ..governance.redact import redact_text, redact_value
 from .source import START, EmbeddedSource, SourceDocument, SourceUnit
 
@@ -174,7 +174,7 @@ class Migration:
                 spec = self.spec_for(bank.bank_id)
                 self._call(partial(self.target.ensure_bank, bank.bank_id, spec, timeout_s=60))
             if state.in_flight:
-                self._settle(bank.bank_id, state.in_flight, state.batch_s)
+                self._settle(bank.bank_id, state.in_flight, state.in_flight_at, state.batch_s)
             while True:
                 docs = self.source.documents(bank.bank_id, state.cursor, state.since, self.batch)
                 if not docs:
@@ -195,32 +195,37 @@ class Migration:
         """Send a batch with ``in_flight`` written first and the cursor moved only after the answer."""
         units = [u for d in docs for u in d.units]
         if units:
-            state.in_flight = units[-1].document_id
+            state.in_flight, state.in_flight_at = units[-1].document_id, time.time()
             self.progress.save()
             began = time.monotonic()
             self._send(bank_id, units)
             state.batch_s = time.monotonic() - began
         state.cursor = docs[-1].cursor
-        state.in_flight = None
+        state.in_flight, state.in_flight_at = None, 0.0
         state.sent += len(units)
         self.progress.save()
         return len(units)
 
     def _send(self, bank_id: str, units: list[SourceUnit]) -> None:
+        """One retain request, sent again after a transient failure, but only once the failed
+        attempt can no longer be running on the server (``_settle``): a timed-out request may
+        still be at work there, like a killed run's (ADR 151)."""
         items = [item_for(u, redact=self.opts.redact) for u in units]
-        self._call(
-            partial(
-                self.target.retain_batch,
-                bank_id,
-                items,
-                operation_id=str(uuid.uuid4()),
-                async_=False,
-                timeout_s=REQUEST_TIMEOUT_S,
-            )
-        )
+        for attempt in range(ATTEMPTS):
+            sent_at, began = time.time(), time.monotonic()
+            try:
+                self.target.retain_batch(
+                    bank_id, items, operation_id=str(uuid.uuid4()), async_=False, timeout_s=REQUEST_TIMEOUT_S
+                )
+                return
+            except BackendError as exc:
+                if exc.kind in ("permanent", "auth", "not_found") or attempt == ATTEMPTS - 1:
+                    raise
+                self._settle(bank_id, units[-1].document_id, sent_at, time.monotonic() - began)
+                time.sleep(min(8.0, 0.5 * 2**attempt))
 
     def _call(self, fn: Callable[[], Any]) -> Any:
-        """``fn`` again after a transient failure (sending again only replaces: ADR 150)."""
+        """``fn`` again after a transient failure: for reads and bank creation, which are safe to repeat."""
         for attempt in range(ATTEMPTS):
             try:
                 return fn()
@@ -230,23 +235,27 @@ class Migration:
                 time.sleep(min(8.0, 0.5 * 2**attempt))
         raise AssertionError("unreachable")
 
-    def _settle(self, bank_id: str, last_doc: str, batch_s: float) -> None:
-        """Wait (bounded) for a killed run's last request to land before sending it again.
+    def _settle(self, bank_id: str, last_doc: str, sent_at: float, batch_s: float) -> None:
+        """Wait (bounded) for an earlier request (a killed run's, a timed-out attempt's) to land
+        before its documents are sent again.
 
-        The server finishes a request whose client died; sending the same documents while it
-        still works on them could let both replacements through. The batch's last document
-        appearing means that request is done; if it never arrives (the request died with the
-        client) the wait ends after about twice the last batch's time. A document that existed
-        before the request reads as landed at once, which only shortens the wait.
+        The server finishes a request whose client went away; sending the same documents while
+        it still works on them could let two replacements of one document through. The batch's
+        last document written at or after ``sent_at`` means that request is done; if that never
+        happens (the request died with the client) the wait ends after about twice the last
+        batch's time. Clocks that disagree only make the wait run to its bound.
         """
         end = time.monotonic() + min(SETTLE_MAX_S, 2 * batch_s + self.opts.settle_min_s)
         while time.monotonic() < end:
             try:
-                self.target.get_document(bank_id, last_doc, timeout_s=30)
-                return
+                doc = self.target.get_document(bank_id, last_doc, timeout_s=30)
             except BackendError as exc:
-                if exc.kind != "not_found":
+                if exc.kind not in ("not_found", "transient", "timeout"):
                     raise
+            else:
+                updated = epoch_from_iso(str(doc.get("updated_at") or doc.get("created_at") or ""))
+                if updated is None or updated >= sent_at:
+                    return
             time.sleep(SETTLE_POLL_S)
 
     # -- checking the server ------------------------------------------------------------------
@@ -256,9 +265,16 @@ class Migration:
         model extraction may make more or fewer memories of a text than it was given."""
         docs = self.source.all_documents(bank.bank_id)
         wanted = {d.document_id for d in docs}
+        if not wanted:  # nothing current to find (the server bank may not even exist)
+            bank.missing_documents = bank.documents_on_server = 0
+            bank.memories_found = bank.server_memories = bank.memories_repeated = 0
+            return
         texts, seen = self.server_texts(bank.bank_id, wanted)
         absent = {d for d in wanted - seen if not self._has_document(bank.bank_id, d)}
         redo = [d for d in docs if d.document_id in absent]
+        if redo:
+            spec = self.spec_for(bank.bank_id)
+            self._call(partial(self.target.ensure_bank, bank.bank_id, spec, timeout_s=60))
         for start in range(0, len(redo), self.batch):
             self._send(bank.bank_id, [u for d in redo[start : start + self.batch] for u in d.units])
         if redo:
@@ -294,7 +310,12 @@ class Migration:
         repeat others. So the list is read in one request (one query, one snapshot) up to
         ``single_list_max`` memories, and document by document above that.
         """
-        first = self._call(partial(self.target.list_memories, bank_id, limit=1, offset=0, timeout_s=120))
+        try:
+            first = self._call(partial(self.target.list_memories, bank_id, limit=1, offset=0, timeout_s=120))
+        except BackendError as exc:
+            if exc.kind == "not_found":  # the bank is gone from the server: nothing of it is there
+                return {}, set()
+            raise
         total = first.get("total") if isinstance(first.get("total"), int) else None
         out: dict[str, Counter[str]] = {}
         if total is not None and total <= self.opts.single_list_max:
