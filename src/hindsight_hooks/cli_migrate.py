@@ -74,6 +74,7 @@ def _run_migrate(ns: argparse.Namespace) -> int:
     from .migrate import progress as progress_file
     from .migrate.run import Migration, Options
     from .migrate.source import EmbeddedSource
+    from .migrate.switch import CREDENTIALS_IN_URL, has_credentials
 
     cwd = cwd_of(ns)
     loaded = load_config(cwd)
@@ -102,8 +103,20 @@ def _run_migrate(ns: argparse.Namespace) -> int:
             bar.append(Progress("migrating", total))
         bar[0].show(done)
 
-    source_backend = LocalBackend(store)
-    target = HindsightBackend(url, resolve_api_key(cfg), timeout_ms=300_000)
+    if ns.switch_config and has_credentials(url):
+        print(f"{TAG}--switch-config: {CREDENTIALS_IN_URL}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        target = HindsightBackend(url, resolve_api_key(cfg), timeout_ms=300_000)
+    except ValueError as exc:
+        print(f"{TAG}{redact_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        source_backend = LocalBackend(store)
+    except Exception as exc:  # a store that cannot be opened: say why, change nothing
+        target.close()
+        print(f"{TAG}cannot open the embedded store {store}: {redact_error(exc)}", file=sys.stderr)
+        return EXIT_FAILED
     options = Options(
         banks=ns.bank,
         batch_size=ns.batch_size,

@@ -88,3 +88,10 @@ def test_an_unknown_bank_is_named(tmp_path: Path, store: Path) -> None:
     out = migrate(tmp_path, "--url", "http://127.0.0.1:1", "--store", str(store), "--bank", "other", "--dry-run")
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.strip() == "error: no such bank in the embedded store: other"
+
+
+def test_switch_config_with_credentials_in_the_url_stops_before_anything_is_sent(tmp_path: Path, store: Path) -> None:
+    out = migrate(tmp_path, "--url", "http://bob:hunter22@127.0.0.1:1", "--store", str(store), "--switch-config")
+    assert out.returncode == 2 and "user name or password" in out.stderr
+    assert "hunter22" not in out.stderr + out.stdout
+    assert not (tmp_path / "project" / ".hindsight").exists()

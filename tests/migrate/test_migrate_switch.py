@@ -62,3 +62,9 @@ def test_the_writer_round_trips_what_a_config_holds() -> None:
         "a": {"b": {"c": "d"}, "e": False},
     }
     assert tomllib.loads(dumps(data)) == data
+
+
+def test_a_url_with_credentials_is_never_written_to_the_project(tmp_path: Path) -> None:
+    with pytest.raises(SwitchError, match="user name or password"):
+        switch_project_config(tmp_path, "https://bob:hunter22@memory.example.com")
+    assert not (tmp_path / ".hindsight").exists()

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..config import project_config_path
 from ..fsutil import atomic_write_text, ensure_private_dir, free_name
@@ -37,11 +38,27 @@ class Switched:
     backup: Path | None
 
 
+CREDENTIALS_IN_URL = (
+    "the server URL holds a user name or password, which a project file must not: "
+    "give the URL without them and the key through hindsight.api_key_ref in your user config"
+)
+
+
 class SwitchError(Exception):
     """The project config could not be rewritten; the old file is untouched."""
 
 
+def has_credentials(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return bool(parts.username or parts.password)
+
+
 def switch_project_config(cwd: Path, base_url: str) -> Switched:
+    if has_credentials(base_url):
+        raise SwitchError(CREDENTIALS_IN_URL)
     path = project_config_path(cwd)
     data: dict[str, Any] = {}
     if path.exists():
