@@ -6,6 +6,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hindsight_hooks.config import load_config
 from hindsight_hooks.migrate.switch import SwitchError, dumps, switch_project_config
@@ -68,3 +70,19 @@ def test_a_url_with_credentials_is_never_written_to_the_project(tmp_path: Path) 
     with pytest.raises(SwitchError, match="user name or password"):
         switch_project_config(tmp_path, "https://bob:hunter22@memory.example.com")
     assert not (tmp_path / ".hindsight").exists()
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_scalar = st.one_of(
+    st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False), _text
+)
+_value = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_text, inner, max_size=3)),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(_text, _value, max_size=6))
+def test_any_config_shaped_data_reads_back_the_same(data: dict[str, object]) -> None:
+    assert tomllib.loads(dumps(data)) == data

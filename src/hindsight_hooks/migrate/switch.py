@@ -29,7 +29,7 @@ from ..config import project_config_path
 from ..fsutil import atomic_write_text, ensure_private_dir, free_name
 
 HEADER = "# hindsight-hooks project config (keys: see the README); rewritten by `hindsight-hooks migrate`\n"
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass
@@ -104,7 +104,7 @@ def _table(data: dict[str, Any], path: list[str], lines: list[str]) -> None:
 
 
 def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _string(key)
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
 
 
 def _value(value: Any) -> str:
