@@ -1,11 +1,12 @@
 """``hindsight-hooks migrate --to hindsight``: copy the embedded store's banks to a Hindsight server.
 
 For someone who outgrows one machine (docs/migrate.md, ADR 150-153). Every current memory of
-every bank (or of the ``--bank`` ones) is retained on the server under a stable document id, in
-batches; a progress file records what is done, so a run that was interrupted (Ctrl-C, a crash,
-kill -9) continues when started again, and a run that is repeated replaces instead of
-duplicating. Afterwards the server is checked memory by memory. ``--switch-config`` then points
-the project at the server. Progress goes to stderr; ``--json`` prints the summary on stdout.
+every bank (or of the ``--bank`` ones) is retained on the server, whole documents under their
+own ids, in batches; a progress file records what is done, so a run that was interrupted
+(Ctrl-C, a crash, kill -9) continues when started again, and a run that is repeated replaces
+instead of duplicating. Afterwards the server is checked document by document, memories by
+text. ``--switch-config`` then points the project at the server. Progress goes to stderr;
+``--json`` prints the summary on stdout.
 
 Exit codes (ADR-072): 0 complete, 1 failed or incomplete (run again to continue), 2 usage.
 """
