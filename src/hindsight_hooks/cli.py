@@ -42,6 +42,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "hindsight_hooks.cli_serve",
     "hindsight_hooks.cli_embed",
     "hindsight_hooks.cli_webui",
+    "hindsight_hooks.cli_migrate",
 )
 
 

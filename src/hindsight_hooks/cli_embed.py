@@ -14,43 +14,15 @@ import argparse
 import json
 import sys
 import threading
-import time
 
 from .cli import cwd_of, register
+from .cli_progress import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-_BAR = 30
 
 
 def _add_embed(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true", help="only count the units without a vector")
-
-
-class _Progress:
-    """A bar redrawn in place on a terminal; one line per 10 % when stderr is a file or pipe."""
-
-    def __init__(self, total: int) -> None:
-        self.total = max(total, 1)
-        self.tty = sys.stderr.isatty()
-        self._last_step = -1
-        self._started = time.monotonic()
-
-    def show(self, done: int) -> None:
-        share = min(1.0, done / self.total)
-        if self.tty:
-            filled = int(share * _BAR)
-            rate = done / max(time.monotonic() - self._started, 1e-6)
-            sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (_BAR - filled)}] {done}/{self.total} ({rate:.0f}/s)")
-            sys.stderr.flush()
-            return
-        step = int(share * 10)
-        if step > self._last_step:
-            self._last_step = step
-            print(f"embedding: {done}/{self.total} ({100 * share:.0f} %)", file=sys.stderr)
-
-    def end(self) -> None:
-        if self.tty:
-            sys.stderr.write("\n")
 
 
 def _run_embed(ns: argparse.Namespace) -> int:
@@ -83,11 +55,11 @@ def _run_embed(ns: argparse.Namespace) -> int:
             else:
                 print(f"{missing} of {total} units have no vector yet")
             return EXIT_OK
-        progress: _Progress | None = None
+        progress: Progress | None = None
         try:
             for done, missing in backend.backfill(stop):
                 if progress is None:
-                    progress = _Progress(missing)
+                    progress = Progress("embedding", missing)
                 progress.show(done)
         except KeyboardInterrupt:
             stop.set()

@@ -60,7 +60,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("retain and recall cores", ("hindsight_hooks.plugin.*", "hindsight_hooks.retain.*")),
-    ("importer", ("hindsight_hooks.importer.*",)),
+    ("importer and migrate", ("hindsight_hooks.importer.*", "hindsight_hooks.migrate.*")),
     (
         "plugin wiring",
         (
