@@ -26,7 +26,7 @@ from typing import Any
 
 from hindsight_hooks.config_model import RetainConfig
 from hindsight_hooks.fsutil import atomic_write_bytes
-from hindsight_hooks.plugin.cursor import CursorStore, FingerprintMemo, filter_new, fingerprint, retained_through_index
+from hindsight_hooks.retain.cursor import CursorStore, FingerprintMemo, filter_new, fingerprint, retained_through_index
 from hindsight_hooks.retain.injected import drop_injected
 from hindsight_hooks.retain.projection import project, projection_json
 

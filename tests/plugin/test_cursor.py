@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindsight_hooks.plugin.cursor import (
+from hindsight_hooks.retain.cursor import (
     TAIL_WINDOW,
     CursorState,
     FingerprintMemo,

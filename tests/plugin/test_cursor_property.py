@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from hindsight_hooks.plugin.cursor import (
+from hindsight_hooks.retain.cursor import (
     CursorState,
     CursorStore,
     FingerprintMemo,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hindsight_hooks.hooks import Message, RecordingUI
-from hindsight_hooks.plugin.cursor_recovery import json_arrays, proven_through
+from hindsight_hooks.retain.cursor_recovery import json_arrays, proven_through
 
 from .hostkit import (
     LOCAL_CONFIG,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_hooks.plugin.cursor import (
+from hindsight_hooks.retain.cursor import (
     MAX_SESSIONS,
     CursorCorruptError,
     CursorLockTimeout,
@@ -335,7 +335,7 @@ CHILD_PRELUDE = f"""
 import sys, time
 sys.path.insert(0, {SRC!r})
 from pathlib import Path
-from hindsight_hooks.plugin.cursor import CursorStore
+from hindsight_hooks.retain.cursor import CursorStore
 T0 = {T0}
 def transcript(n):
     return [{{"role": "user", "content": f"message {{i}}", "timestamp": T0 + i, "id": f"m{{i}}"}} for i in range(n)]

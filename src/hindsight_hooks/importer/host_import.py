@@ -37,7 +37,7 @@ from typing import Any
 from ..governance import identity as ident
 from ..hooks.messages import Message
 from ..host_sessions import session_file_for
-from ..plugin.cursor import CursorStore, filter_new
+from ..retain.cursor import CursorStore, filter_new
 from ..timefmt import epoch_ms
 from .documents import ImportDocument, ImportScope, ImportSettings, SessionFacts, branch_documents
 from .jsonl_lines import numbered_objects
@@ -202,7 +202,7 @@ def build_host_documents(
 ) -> HostDocuments:
     """The documents for the part of ``parsed`` that is not in memory yet.
 
-    Raises :class:`~hindsight_hooks.plugin.cursor.CursorError` when the session's cursor store
+    Raises :class:`~hindsight_hooks.retain.cursor.CursorError` when the session's cursor store
     cannot be read: without it we cannot tell what the hooks retained, and guessing "nothing"
     would store the session twice.
     """

@@ -197,7 +197,7 @@ def _parse_host_file(kind: str, path: Path) -> HostFile:
 
 def plan_host_session(rt: ImportSession, path: Path, kind: str, settings: ImportSettings, *, explicit: bool) -> Plan:
     """A Claude Code or Codex session that belongs here: the part its hooks have not retained (ADR-110)."""
-    from ..plugin.cursor import CursorError
+    from ..retain.cursor import CursorError
 
     assert rt.identity is not None
     bank = project_bank_or_fail(rt)

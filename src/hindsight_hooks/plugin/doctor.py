@@ -281,7 +281,7 @@ def _size(n: int) -> str:
 
 
 def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
-    from .cursor import CursorCorruptError
+    from ..retain.cursor import CursorCorruptError
 
     path = rt.state_dir / "retain-cursors.json"
     if not path.exists():

@@ -19,7 +19,7 @@ from ..retain.jobs import base_metadata, base_tags, build_item, new_job, session
 from ..sanitize import sanitize_if_needed
 
 if TYPE_CHECKING:
-    from .cursor import FingerprintMemo
+    from ..retain.cursor import FingerprintMemo
     from .runtime import SessionRuntime
 
 ROUTER_CONTEXT = "Automatic retain from agent_end."
@@ -33,11 +33,11 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if project is None and user is None:
         return
     assert rt.meta is not None
+    from ..retain.cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
+    from ..retain.cursor_recovery import heal_store, session_cursor
     from ..retain.echo_guard import injected_keys
     from ..retain.projection import project as project_messages
     from ..retain.projection import projection_json
-    from .cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
-    from .cursor_recovery import heal_store, session_cursor
 
     sid = rt.identity.sid
     msgs = drop_injected(messages)

@@ -31,7 +31,7 @@ from .status import StatusLine
 
 if TYPE_CHECKING:
     from ..queue import RetainQueue
-    from .cursor import CursorStore
+    from ..retain.cursor import CursorStore
 
 STATE_DIR_NAME = ".hindsight"
 STARTUP_ENSURE_MS = 5000
@@ -161,7 +161,7 @@ class SessionRuntime:
 
     def cursors(self) -> CursorStore:
         if self._cursors is None:
-            from .cursor import CursorStore
+            from ..retain.cursor import CursorStore
 
             self._cursors = CursorStore(self.state_dir / "retain-cursors.json", self.cfg.queue.lock_timeout_ms)
         return self._cursors

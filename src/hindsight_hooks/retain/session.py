@@ -105,6 +105,16 @@ class DeliverySession(Protocol):
     def warn_once(self, key: str, text: str) -> None: ...
 
 
+class RecoverySession(DeliverySession, Protocol):
+    """What the cursor's recovery reads from a session (``cursor_recovery``): delivery's view
+    (backend, queue, cooldowns, notices) plus the project bank to look in and the activity
+    it reports when a cursor store had to be moved aside."""
+
+    def project_bank(self) -> str | None: ...
+
+    def set_activity(self, activity: str) -> None: ...
+
+
 class ImportSession(RetainSession, DeliverySession, Protocol):
     """What an import reads from the session it runs in: everything a retain writer and a
     delivery need, plus the environment (to find other hosts' sessions), the state directory,

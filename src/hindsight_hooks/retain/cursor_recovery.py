@@ -28,7 +28,7 @@ from .cursor import canonical_json
 
 if TYPE_CHECKING:
     from .cursor import CursorEntry, CursorStore, FingerprintMemo
-    from .runtime import SessionRuntime
+    from .session import RecoverySession
 
 STORE_READ_TIMEOUT_S = 5.0
 """At most this long per bank to read the live document back from the store or server."""
@@ -131,7 +131,7 @@ def _live_document_id(sid: str) -> str:
     return live_document_id(sid)
 
 
-def queued_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[str]:
+def queued_texts(rt: RecoverySession, banks: set[str], document_id: str) -> list[str]:
     """Contents of the live document's items in the active and dead-letter queue files."""
     from ..queue.store import read_tolerant
 
@@ -152,7 +152,7 @@ def queued_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[
     return texts
 
 
-def stored_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[str]:
+def stored_texts(rt: RecoverySession, banks: set[str], document_id: str) -> list[str]:
     """The live document as the store (or server) holds it; a bank that cannot answer is skipped."""
     from ..backends.capabilities import document_reader
 
@@ -173,12 +173,12 @@ def stored_texts(rt: SessionRuntime, banks: set[str], document_id: str) -> list[
     return texts
 
 
-def project_one_for(rt: SessionRuntime) -> ProjectOne:
+def project_one_for(rt: RecoverySession) -> ProjectOne:
     """A message's projection as automatic retain would have written it: sanitised, projected,
     redacted like ``build_item`` (``retain.redact_secrets``), read back."""
     from ..governance.redact import redact_text
-    from ..retain.projection import project, projection_json
     from ..sanitize import sanitize
+    from .projection import project, projection_json
 
     cfg = rt.cfg.retain
 
@@ -199,7 +199,7 @@ def project_one_for(rt: SessionRuntime) -> ProjectOne:
     return one
 
 
-def rebuild_position(rt: SessionRuntime, sid: str, msgs: Sequence[Message]) -> int:
+def rebuild_position(rt: RecoverySession, sid: str, msgs: Sequence[Message]) -> int:
     """The last index of ``msgs`` proven retained for session ``sid``; -1 if nothing is (never raises)."""
     try:
         banks = {b for b in (rt.project_bank(), rt.user_bank()) if b}
@@ -215,7 +215,7 @@ def rebuild_position(rt: SessionRuntime, sid: str, msgs: Sequence[Message]) -> i
 # --------------------------------------------------------------------------- agent_end's entry
 
 
-def heal_store(rt: SessionRuntime, cursors: CursorStore) -> bool:
+def heal_store(rt: RecoverySession, cursors: CursorStore) -> bool:
     """Move an unreadable cursor store aside and start a fresh one; tell the user once.
 
     Returns False only when the store could not be moved (the lock is busy, the folder is not
@@ -243,7 +243,7 @@ def heal_store(rt: SessionRuntime, cursors: CursorStore) -> bool:
 
 
 def session_cursor(
-    rt: SessionRuntime, cursors: CursorStore, sid: str, msgs: Sequence[Message], memo: FingerprintMemo
+    rt: RecoverySession, cursors: CursorStore, sid: str, msgs: Sequence[Message], memo: FingerprintMemo
 ) -> tuple[bool, CursorEntry | None]:
     """``(ok, the session's cursor)`` for ``agent_end``, recovering a lost store on the way.
 
