@@ -58,7 +58,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.config import load_config, resolve_local_path
 from hindsight_hooks.governance import identity as ident
 from hindsight_hooks.hooks import Host, HostContext, Message, RecordingUI, hookimpl
-from hindsight_hooks.plugin.recall_query import compose_query
+from hindsight_hooks.plugin.recall.recall_query import compose_query
 
 T0 = 1_700_000_000_000
 MESSAGES_PER_ITEM = 5

@@ -1,6 +1,6 @@
 """The words of ``recall``/``retain``/``reflect`` as tool arguments, and bad ones as advice.
 
-The tools validate their arguments with pydantic models (``plugin.tool_params``), whose errors
+The tools validate their arguments with pydantic models (``plugin.control.tool_params``), whose errors
 are written for a model that reads a schema: ``query: String should have at least 1 character``.
 A person at a shell needs to hear what to type instead. So the CLI checks the arguments against
 the same models before the session starts and turns each failure into one line of advice
@@ -52,7 +52,7 @@ def advice(tool: str, arguments: dict[str, Any]) -> str | None:
         return _ADVICE[(tool, "query")]
     from pydantic import BaseModel, ValidationError
 
-    from .plugin.tool_params import RecallParams, ReflectParams, RetainParams
+    from .plugin.control.tool_params import RecallParams, ReflectParams, RetainParams
 
     models: dict[str, type[BaseModel]] = {
         "hindsight_recall": RecallParams,

@@ -59,17 +59,22 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hindsight_hooks.queue.*",
         ),
     ),
-    ("retain and recall cores", ("hindsight_hooks.plugin.*", "hindsight_hooks.retain.*")),
+    (
+        "retain and recall cores",
+        (
+            "hindsight_hooks.retain.*",
+            "hindsight_hooks.plugin.*",  # runtime, notices, status: the session the rooms share
+            "hindsight_hooks.plugin.recall.*",
+            "hindsight_hooks.plugin.retaining.*",
+        ),
+    ),
     ("importer and migrate", ("hindsight_hooks.importer.*", "hindsight_hooks.migrate.*")),
     (
         "plugin wiring",
         (
             "hindsight_hooks.plugin",
             "hindsight_hooks.plugin.core",
-            "hindsight_hooks.plugin.commands",
-            "hindsight_hooks.plugin.import_commands",
-            "hindsight_hooks.plugin.tools",
-            "hindsight_hooks.plugin.doctor",
+            "hindsight_hooks.plugin.control.*",  # commands, tools, doctor: what a person or the model drives
             "hindsight_hooks.plugin.registry",
         ),
     ),
@@ -173,10 +178,12 @@ def test_the_allow_list_holds_only_imports_that_still_exist() -> None:
 def test_the_walk_sees_real_imports() -> None:
     """The test cannot pass by seeing nothing: known edges are found and placed."""
     plugin_core = imports_of(SRC / "plugin" / "core.py")
-    assert {"hindsight_hooks.plugin.runtime", "hindsight_hooks.plugin.tools"} <= plugin_core
+    assert {"hindsight_hooks.plugin.runtime", "hindsight_hooks.plugin.control.tools"} <= plugin_core
     assert layer_of("hindsight_hooks.hooks.host") > layer_of("hindsight_hooks.plugin.core")
     assert layer_of("hindsight_hooks.plugin.runtime") < layer_of("hindsight_hooks.importer.runner")
-    assert layer_of("hindsight_hooks.importer.runner") < layer_of("hindsight_hooks.plugin.import_commands")
+    assert layer_of("hindsight_hooks.importer.runner") < layer_of("hindsight_hooks.plugin.control.import_commands")
+    assert layer_of("hindsight_hooks.plugin.recall.recall_policy") < layer_of("hindsight_hooks.importer.runner")
+    assert layer_of("hindsight_hooks.plugin.retaining.retain_policy") < layer_of("hindsight_hooks.importer.runner")
     assert len(list(SRC.rglob("*.py"))) > 150
     for path in SRC.rglob("*.py"):  # every module has a layer (a new one must be placed)
         layer_of(module_name(path))

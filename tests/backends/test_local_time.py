@@ -10,7 +10,7 @@ import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local_time import newer_first, time_window
-from hindsight_hooks.plugin.render import BankBlock, render_block
+from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from tests.backends.test_local_support import item, make
 
 REF = datetime(2025, 3, 20, 12, tzinfo=UTC).timestamp()

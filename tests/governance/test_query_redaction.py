@@ -17,7 +17,7 @@ from typing import Any
 from hindsight_hooks.config_model import RecallConfig
 from hindsight_hooks.governance.redact import redact_text
 from hindsight_hooks.hooks import Host, RecordingUI
-from hindsight_hooks.plugin.recall_query import REDACT_MARGIN_CHARS, ComposedQuery, compose_query
+from hindsight_hooks.plugin.recall.recall_query import REDACT_MARGIN_CHARS, ComposedQuery, compose_query
 
 from ..chat.conftest import SCRIPT, clean_env
 from ..plugin.hostkit import LOCAL_CONFIG, Project, injected_block, isolated, merged, to_toml, user

@@ -31,7 +31,7 @@ from mcp.shared.message import SessionMessage
 
 from hindsight_hooks.host_sessions import session_file_for
 from hindsight_hooks.hosts.mcp_server import DETAILS_META_KEY, ServerOptions
-from hindsight_hooks.plugin.tool_params import RecallParams, RetainParams
+from hindsight_hooks.plugin.control.tool_params import RecallParams, RetainParams
 
 from .bridge_client import LOCAL_CONFIG, clean_env
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight_hooks.hooks import CommandResult, HostContext, RecordingUI
-from hindsight_hooks.plugin.import_commands import ImportArgs, run_import_command
+from hindsight_hooks.plugin.control.import_commands import ImportArgs, run_import_command
 from hindsight_hooks.plugin.runtime import SessionRuntime
 
 from .conftest import Project, install

@@ -31,7 +31,7 @@ import hindsight_hooks
 from hindsight_hooks.backends.hindsight import HindsightBackend
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.migrate.progress import FILE_NAME
-from hindsight_hooks.plugin.memories_jsonl import Parsed, import_local
+from hindsight_hooks.plugin.control.memories_jsonl import Parsed, import_local
 
 from ..chat.conftest import clean_env
 

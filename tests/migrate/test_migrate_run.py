@@ -28,7 +28,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.migrate.progress import Progress, run_key
 from hindsight_hooks.migrate.run import Migration, Options
 from hindsight_hooks.migrate.source import EmbeddedSource
-from hindsight_hooks.plugin.memories_jsonl import Parsed, import_local
+from hindsight_hooks.plugin.control.memories_jsonl import Parsed, import_local
 
 URL = "http://hindsight.test"
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import MemoryHit
 from hindsight_hooks.config_model import RetainConfig
-from hindsight_hooks.plugin.render import BankBlock, render_block
+from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from hindsight_hooks.retain.echo_guard import MAX_KEYS, InjectedLines, line_key, scrub_text, scrub_value
 from hindsight_hooks.retain.injected import has_block, strip_injected_blocks
 from hindsight_hooks.retain.projection import project

@@ -6,8 +6,8 @@ import threading
 from typing import Any
 
 from hindsight_hooks.backends.base import MemoryHit
-from hindsight_hooks.plugin.recall_cache import RecallCache, last_user_content
-from hindsight_hooks.plugin.render import BankBlock
+from hindsight_hooks.plugin.recall.recall_cache import RecallCache, last_user_content
+from hindsight_hooks.plugin.recall.render import BankBlock
 
 
 class FakeClock:

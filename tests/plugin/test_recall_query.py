@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.config_model import RecallConfig
-from hindsight_hooks.plugin.recall_query import compose_query, read_results
+from hindsight_hooks.plugin.recall.recall_query import compose_query, read_results
 
 CWD = Path("/home/dev/work/repo")
 DEFAULT_HINTS = "Context hints: scope:project; repo:abc; cwd:repo"

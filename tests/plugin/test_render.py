@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import MemoryHit
-from hindsight_hooks.plugin.render import (
+from hindsight_hooks.plugin.recall.render import (
     MODELS_TRUNCATED,
     BankBlock,
     count_items,

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import MemoryHit
-from hindsight_hooks.plugin.render import BankBlock, escape_recalled, quality_filter, render_block
+from hindsight_hooks.plugin.recall.render import BankBlock, escape_recalled, quality_filter, render_block
 
 _OPEN_BRACKETS, _CLOSE_BRACKETS = "\u27e8\u3008\u2329\u2039", "\u27e9\u3009\u232a\u203a"
 _BRACKETS = str.maketrans(dict.fromkeys(_OPEN_BRACKETS, "<") | dict.fromkeys(_CLOSE_BRACKETS, ">"))

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from hindsight_hooks.backends.base import MemoryHit
-from hindsight_hooks.plugin.render import BankBlock, render_block
-from hindsight_hooks.plugin.snapshot import write_snapshot
+from hindsight_hooks.plugin.recall.render import BankBlock, render_block
+from hindsight_hooks.plugin.recall.snapshot import write_snapshot
 
 WHEN = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)
 SECRETS = [

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from hindsight_hooks.hooks import Host, HostContext, Tool, ToolResult
-from hindsight_hooks.plugin.tool_params import RecallParams
+from hindsight_hooks.plugin.control.tool_params import RecallParams
 
 from .cmdkit import Kit, hs_kit_fixture, kit_fixture, local_kit_fixture  # noqa: F401  (fixtures)
 

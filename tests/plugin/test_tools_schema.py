@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.hindsight import HindsightError
-from hindsight_hooks.plugin.tool_params import (
+from hindsight_hooks.plugin.control.tool_params import (
     MemoryEditParams,
     RecallParams,
     ReflectParams,

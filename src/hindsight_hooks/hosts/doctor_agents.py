@@ -1,6 +1,6 @@
 """``doctor``'s agent section: what of ours is installed where, whether it can run, and whether it does.
 
-The plugin's own doctor (``plugin/doctor.py``) knows the project's state files but nothing of
+The plugin's own doctor (``plugin/control/doctor.py``) knows the project's state files but nothing of
 agent programs, and must not: the plugin never imports ``hosts/``. So the CLI's ``doctor`` (which
 is also what ``/hindsight:doctor`` runs inside Claude Code and Gemini CLI) appends this section.
 

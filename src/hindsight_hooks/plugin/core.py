@@ -45,7 +45,7 @@ class HindsightPlugin:
     def context(self, messages: list[Message], ctx: HostContext) -> list[Message] | None:
         try:
             from ..sanitize import sanitize_if_needed
-            from .recall_policy import run_context
+            from .recall.recall_policy import run_context
 
             # A lone surrogate or absurd nesting in any message would fail the query, the
             # cache key and the request: the recall reads a safe copy (clean ones pass as is).
@@ -64,7 +64,7 @@ class HindsightPlugin:
     @hookimpl
     def agent_end(self, messages: list[Message], ctx: HostContext) -> None:
         try:
-            from .retain_policy import run_agent_end
+            from .retaining.retain_policy import run_agent_end
 
             rt = runtime_for(ctx)
             if rt.closed:  # after shutdown; the cursor did not move, so the next session retains it
@@ -84,7 +84,7 @@ class HindsightPlugin:
         if rt is None:
             return
         try:
-            from .flusher import shutdown_flush
+            from .retaining.flusher import shutdown_flush
 
             shutdown_flush(rt)
         except Exception as exc:
@@ -92,13 +92,13 @@ class HindsightPlugin:
 
     @hookimpl
     def register_commands(self) -> list[Command]:
-        from .commands import build_commands
+        from .control.commands import build_commands
 
         return build_commands(runtime_for)
 
     @hookimpl
     def register_tools(self) -> list[Tool]:
-        from .tools import build_tools
+        from .control.tools import build_tools
 
         return build_tools(runtime_for)
 
@@ -136,11 +136,11 @@ def _session_start(ctx: HostContext) -> None:
     if meta.failed_closed:
         rt.warn_once("meta", f"session meta {meta.path} is unreadable: memory is off for this session (fail-closed)")
     _connect(rt)
-    from .flusher import start_background
+    from .retaining.flusher import start_background
 
     start_background(rt)
     if rt.caps.mental_models and rt.cfg.mental_models.enabled:
-        from .mental_models import MentalModels
+        from .recall.mental_models import MentalModels
 
         rt.mental_models = MentalModels(rt)
         if rt.connection == "connected":  # offline: the first agent_end after the cooldown loads

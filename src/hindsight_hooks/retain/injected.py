@@ -18,7 +18,7 @@ from ..hooks.messages import Message
 INJECTED_CUSTOM_TYPE = "hindsight-recall"
 """``customType`` (or ``type``) of the message auto-recall injects."""
 
-# The block's fixed text. Recall renders it (``plugin/render.py``); retain and import recognise
+# The block's fixed text. Recall renders it (``plugin/recall/render.py``); retain and import recognise
 # it (here, and the echo guard's fixed lines), so it lives below both.
 BLOCK_OPEN = "<hindsight-memory>"
 BLOCK_CLOSE = "</hindsight-memory>"

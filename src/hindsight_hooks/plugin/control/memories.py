@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.base import BackendError
-from ..backends.browse import MemoryBrowser, MemoryFilter, MemoryRecord, Unsupported, browser_for
-from ..errors import HindsightHooksError
-from ..governance.redact import redact_error, redact_text
-from ..hooks import CommandResult
-from .runtime import SessionRuntime
+from ...backends.base import BackendError
+from ...backends.browse import MemoryBrowser, MemoryFilter, MemoryRecord, Unsupported, browser_for
+from ...errors import HindsightHooksError
+from ...governance.redact import redact_error, redact_text
+from ...hooks import CommandResult
+from ..runtime import SessionRuntime
 
 USAGE = "/hindsight:memories list|show|edit|forget|export|import|markdown [<args>] [key=value ...] [--dry-run] [--json]"
 SUBCOMMANDS = ("list", "show", "edit", "forget", "export", "import", "markdown")
@@ -235,7 +235,7 @@ def _show(rt: SessionRuntime, args: Args) -> CommandResult:
 def _edit(rt: SessionRuntime, args: Args) -> CommandResult:
     if len(args.words) < 2:
         raise ArgError("edit takes a memory id and the new text")
-    from ..retain.injected import strip_injected_blocks
+    from ...retain.injected import strip_injected_blocks
 
     memory_id = args.words[0]
     # The write policy of retain: recalled blocks out, secrets redacted before anything is stored.
@@ -282,8 +282,8 @@ def _forget(rt: SessionRuntime, args: Args) -> CommandResult:
     b = browser(rt)
     plan = plan_forget(rt, b, bank, args.words[0], args.words[1:])
     stones = tombstones_for(plan)
-    from ..queue.forget import forget_queued, queued_matches
-    from ..queue.tombstones import matcher_for
+    from ...queue.forget import forget_queued, queued_matches
+    from ...queue.tombstones import matcher_for
 
     queue = rt.queue()
     plan.queued = queued_matches(queue, bank, matcher_for(stones, bank).matches)
@@ -365,8 +365,8 @@ def tombstones_for(plan: Plan) -> list[Any]:
     """What stays forgotten: the session/tag itself, every document deleted, every text removed."""
     import time
 
-    from ..queue.tombstones import Tombstone, text_key
-    from ..timefmt import iso_ms
+    from ...queue.tombstones import Tombstone, text_key
+    from ...timefmt import iso_ms
 
     now = iso_ms(time.time())
     stones = []

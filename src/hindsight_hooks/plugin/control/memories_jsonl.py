@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..backends.browse import MemoryFilter, MemoryRecord, browser_for
-from ..timefmt import iso_now
+from ...backends.browse import MemoryFilter, MemoryRecord, browser_for
+from ...timefmt import iso_now
 
 if TYPE_CHECKING:
-    from ..backends.local import LocalBackend
-    from ..queue.tombstones import Tombstone
-    from .runtime import SessionRuntime
+    from ...backends.local import LocalBackend
+    from ...queue.tombstones import Tombstone
+    from ..runtime import SessionRuntime
 
 FORMAT = "hindsight-hooks-memories"
 VERSION = 1
@@ -72,7 +72,7 @@ def export_lines(backend: Any, bank_id: str) -> list[bytes]:
 
 
 def _local_lines(backend: LocalBackend, bank_id: str) -> list[bytes]:
-    from ..backends.local_write import document_text
+    from ...backends.local_write import document_text
 
     out: list[bytes] = []
     with backend._read("export") as conn:
@@ -251,10 +251,10 @@ def _as_item(obj: dict[str, Any]) -> dict[str, Any]:
 # -- import: embedded store ------------------------------------------------------------------------
 def import_local(backend: LocalBackend, bank_id: str, parsed: Parsed, stones: list[Tombstone]) -> dict[str, Any]:
     """Insert what the store does not hold yet, ids and times as exported (one transaction)."""
-    from ..backends.local_browse import EDITS_SQL
-    from ..backends.local_schema import slot_range
-    from ..backends.local_script import unit_script_terms
-    from ..queue.tombstones import matcher_for
+    from ...backends.local_browse import EDITS_SQL
+    from ...backends.local_schema import slot_range
+    from ...backends.local_script import unit_script_terms
+    from ...queue.tombstones import matcher_for
 
     matcher = matcher_for(stones, bank_id)
     report = {"memories_added": 0, "documents_added": 0, "skipped": 0, "forgotten": 0}
@@ -389,8 +389,8 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
     """Each document retained again (``replace``, same id: a second import replaces, adds nothing),
     through the queue so tombstones and redaction apply; memories without document text go as
     their own items."""
-    from ..retain.delivery import flush_now
-    from ..retain.jobs import new_job
+    from ...retain.delivery import flush_now
+    from ...retain.jobs import new_job
 
     items: list[dict[str, Any]] = []
     with_text = {d["document_id"] for d in parsed.documents if str(d.get("text") or "").strip()}
@@ -408,7 +408,7 @@ def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[st
 
 
 def _item(rt: SessionRuntime, bank_id: str, document_id: str, text: str, src: dict[str, Any]) -> dict[str, Any]:
-    from ..retain.jobs import build_item
+    from ...retain.jobs import build_item
 
     meta = src.get("metadata") if isinstance(src.get("metadata"), dict) else {}
     assert isinstance(meta, dict)

@@ -14,11 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..backends.base import MemoryHit
-from ..fsutil import atomic_write_text, ensure_private_dir
-from ..governance.redact import redact_value
-from ..sanitize import sanitize
-from ..timefmt import iso_utc
+from ...backends.base import MemoryHit
+from ...fsutil import atomic_write_text, ensure_private_dir
+from ...governance.redact import redact_value
+from ...sanitize import sanitize
+from ...timefmt import iso_utc
 from .render import BankBlock, render_bank_section, renderable_hits
 
 _FAILURE_KEYS = ("bank_id", "query", "error", "kind", "tag_groups")

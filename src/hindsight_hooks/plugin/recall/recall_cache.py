@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..hooks.messages import Message
-from ..retain.injected import is_injected
+from ...hooks.messages import Message
+from ...retain.injected import is_injected
 from .render import BankBlock
 
 DEFAULT_MAX_ENTRIES = 32

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from ..retain.delivery import deliver
+from ...retain.delivery import deliver
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from ..runtime import SessionRuntime
 
 STOP_WAIT_S = 1.0
 
@@ -153,7 +153,7 @@ def shutdown_flush(rt: SessionRuntime) -> None:
                     f"{report.dead_lettered} dead-lettered; they stay on disk and show in /hindsight",
                 )
     except Exception as exc:
-        from ..governance.redact import redact_error
+        from ...governance.redact import redact_error
 
         rt.warn_once("shutdown", f"shutdown flush failed: {redact_error(exc)}; the queue stays on disk")
     finally:

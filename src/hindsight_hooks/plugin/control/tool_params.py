@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..backends.tag_groups import TagGroupError, validate_tag_groups
-from ..governance.session_meta import RESERVED_TAG_PREFIXES
-from ..timefmt import is_iso8601
+from ...backends.tag_groups import TagGroupError, validate_tag_groups
+from ...governance.session_meta import RESERVED_TAG_PREFIXES
+from ...timefmt import is_iso8601
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 Budget = Literal["low", "mid", "high"]
@@ -85,7 +85,7 @@ class _Params(BaseModel):
     def _encodable(cls, data: Any) -> Any:
         """Arguments as the model sent them, minus what nothing downstream can encode: lone
         surrogates become U+FFFD and absurd nesting is cut (see ``hindsight_hooks.sanitize``)."""
-        from ..sanitize import sanitize_if_needed
+        from ...sanitize import sanitize_if_needed
 
         return sanitize_if_needed(data)
 

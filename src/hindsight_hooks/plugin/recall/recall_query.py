@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..backends.base import MemoryHit
-from ..config_model import RecallConfig
-from ..governance.redact import redact_text
-from ..hooks.messages import Message
-from ..retain.injected import is_injected
+from ...backends.base import MemoryHit
+from ...config_model import RecallConfig
+from ...governance.redact import redact_text
+from ...hooks.messages import Message
+from ...retain.injected import is_injected
 
 QueryKind = Literal["project", "user"]
 

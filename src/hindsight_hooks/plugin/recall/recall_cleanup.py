@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..hooks import CommandResult
-from ..retain.echo_guard import has_echo, scrub_value
-from ..retain.injected import is_injected
+from ...hooks import CommandResult
+from ...retain.echo_guard import has_echo, scrub_value
+from ...retain.injected import is_injected
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from ..runtime import SessionRuntime
 
 USAGE = "/hindsight:recall-cleanup [<session.jsonl>] [--prune]"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends.base import MemoryHit
+from ...backends.base import MemoryHit
 
 
 def memory_records(

@@ -10,17 +10,17 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..governance.redact import redact_error
-from ..governance.session_meta import effective
-from ..hooks import Message
-from ..retain.delivery import deliver
-from ..retain.injected import drop_injected
-from ..retain.jobs import base_metadata, base_tags, build_item, new_job, session_context
-from ..sanitize import sanitize_if_needed
+from ...governance.redact import redact_error
+from ...governance.session_meta import effective
+from ...hooks import Message
+from ...retain.delivery import deliver
+from ...retain.injected import drop_injected
+from ...retain.jobs import base_metadata, base_tags, build_item, new_job, session_context
+from ...sanitize import sanitize_if_needed
 
 if TYPE_CHECKING:
-    from ..retain.cursor import FingerprintMemo
-    from .runtime import SessionRuntime
+    from ...retain.cursor import FingerprintMemo
+    from ..runtime import SessionRuntime
 
 ROUTER_CONTEXT = "Automatic retain from agent_end."
 
@@ -33,11 +33,11 @@ def run_agent_end(rt: SessionRuntime, messages: list[Message]) -> None:
     if project is None and user is None:
         return
     assert rt.meta is not None
-    from ..retain.cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
-    from ..retain.cursor_recovery import heal_store, session_cursor
-    from ..retain.echo_guard import injected_keys
-    from ..retain.projection import project as project_messages
-    from ..retain.projection import projection_json
+    from ...retain.cursor import CursorCorruptError, FingerprintMemo, filter_new_messages, retained_through_index
+    from ...retain.cursor_recovery import heal_store, session_cursor
+    from ...retain.echo_guard import injected_keys
+    from ...retain.projection import project as project_messages
+    from ...retain.projection import projection_json
 
     sid = rt.identity.sid
     msgs = drop_injected(messages)
@@ -144,7 +144,7 @@ def _targets(rt: SessionRuntime, content: str) -> tuple[list[str], str | None]:
     project, user = rt.project_bank(), rt.user_bank()
     if rt.cfg.user_retain.mode != "router":
         return ([project] if project else []), None
-    from ..governance.router import route
+    from ...governance.router import route
 
     decision = route(content, ROUTER_CONTEXT, rt.cfg, project_bank=project, user_bank=user)
     banks: list[str] = []
@@ -156,7 +156,7 @@ def _targets(rt: SessionRuntime, content: str) -> tuple[list[str], str | None]:
 
 def _build_job(rt: SessionRuntime, bank_id: str, content: str) -> dict[str, Any]:
     assert rt.identity is not None
-    from ..governance.identity import live_document_id
+    from ...governance.identity import live_document_id
 
     cfg = rt.cfg
     item = build_item(
@@ -174,7 +174,7 @@ def _build_job(rt: SessionRuntime, bank_id: str, content: str) -> dict[str, Any]
 
 
 def _post_retain_reflect(rt: SessionRuntime, bank_id: str) -> None:
-    from ..backends.base import ReflectRequest
+    from ...backends.base import ReflectRequest
 
     backend = rt.backend()
     if backend is None:

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..backends.base import MemoryHit, same_text_key
-from ..hooks.messages import Message
-from ..retain.injected import (
+from ...backends.base import MemoryHit, same_text_key
+from ...hooks.messages import Message
+from ...retain.injected import (
     BLOCK_CLOSE,
     BLOCK_HEADER,
     MODELS_CLOSE,

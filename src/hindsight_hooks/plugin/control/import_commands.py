@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..governance.redact import redact_error
-from ..hooks import Command, CommandResult, HostContext
-from .runtime import SessionRuntime
+from ...governance.redact import redact_error
+from ...hooks import Command, CommandResult, HostContext
+from ..runtime import SessionRuntime
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
 
@@ -154,9 +154,9 @@ def _no_sessions(
 
 def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> CommandResult:
     """Plan, preview, confirm, import — the whole command, for any of the four names."""
-    from ..importer.discovery import plan_project_sessions
-    from ..importer.documents import ImportSettings
-    from ..importer.runner import (
+    from ...importer.discovery import plan_project_sessions
+    from ...importer.documents import ImportSettings
+    from ...importer.runner import (
         ImportFailure,
         NothingToImport,
         Plan,
@@ -166,7 +166,7 @@ def run_import_command(rt: SessionRuntime, name: str, args: ImportArgs) -> Comma
         plan_current,
         plan_file,
     )
-    from ..importer.sources import ImportRefused
+    from ...importer.sources import ImportRefused
 
     if rt.loaded.error:
         return CommandResult(f"config error: {rt.loaded.error}", "error")

@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..backends.base import BackendError
-from ..fsutil import atomic_write_bytes, ensure_private_dir
-from ..hooks import CommandResult
+from ...backends.base import BackendError
+from ...fsutil import atomic_write_bytes, ensure_private_dir
+from ...hooks import CommandResult
 
 if TYPE_CHECKING:
+    from ..runtime import SessionRuntime
     from .memories import Args
-    from .runtime import SessionRuntime
 
 
 def run_transfer(rt: SessionRuntime, sub: str, args: Args) -> CommandResult:
@@ -74,7 +74,7 @@ def _default(rt: SessionRuntime, name: str) -> Path:
 
 
 def _import(rt: SessionRuntime, backend: Any, bank: str, path: Path) -> CommandResult:
-    from ..queue.tombstones import read_tombstones, tombstone_path
+    from ...queue.tombstones import read_tombstones, tombstone_path
     from . import memories_jsonl
 
     try:

@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..backends.base import BackendError, MemoryBackend, RecallRequest, server_unreachable
-from ..governance import identity as ident
-from ..governance.redact import redact_error
-from ..governance.session_meta import effective
-from ..hooks import Message
-from ..retain.echo_guard import note_injected
-from ..retain.injected import is_injected
+from ...backends.base import BackendError, MemoryBackend, RecallRequest, server_unreachable
+from ...governance import identity as ident
+from ...governance.redact import redact_error
+from ...governance.session_meta import effective
+from ...hooks import Message
+from ...retain.echo_guard import note_injected
+from ...retain.injected import is_injected
 from .mental_models import FIRST_TURN_WAIT_S
 from .recall_cache import RecallCache
 from .recall_query import QueryKind, compose_query, local_search_text, query_body
 from .render import BankBlock, inject, quality_filter, render_block
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from ..runtime import SessionRuntime
 
 _CACHE = RecallCache(ttl_ms=float("inf"))
 """Process-wide (docs/recall.md#cache). Entries are bounded by the LRU size; each session's own

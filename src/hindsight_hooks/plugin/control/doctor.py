@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..backends.capabilities import ServerView, self_checking, server_view
-from ..fsutil import move_aside
-from ..governance.redact import redact_error, redact_text
-from ..hooks import CommandResult
-from .runtime import SessionRuntime
+from ...backends.capabilities import ServerView, self_checking, server_view
+from ...fsutil import move_aside
+from ...governance.redact import redact_error, redact_text
+from ...hooks import CommandResult
+from ..runtime import SessionRuntime
 
 
 @dataclass
@@ -217,7 +217,7 @@ def _repair_dead_letter_file(path: Path, actions: list[str]) -> None:
     """``--fix``: a dead-letter file nothing can read or append to is moved aside (kept as
     ``.corrupt-<ts>``), as is one with unreadable lines and no readable job; one we cannot open
     for lack of permission gets mode 0600 first."""
-    from ..queue import QueueError, read_tolerant
+    from ...queue import QueueError, read_tolerant
 
     if not os.path.lexists(path):
         return
@@ -239,7 +239,7 @@ def _repair_dead_letter_file(path: Path, actions: list[str]) -> None:
 def _temp_files_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
     """Temp files of killed writers (``<file>.<pid>.<hex>.tmp``) next to the queue and in the state
     folder: they hold nothing acknowledged, only disk space (ADR 071)."""
-    from ..queue.tempfiles import find_temp_files, remove_abandoned
+    from ...queue.tempfiles import find_temp_files, remove_abandoned
 
     try:
         queue = rt.queue()
@@ -281,7 +281,7 @@ def _size(n: int) -> str:
 
 
 def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
-    from ..retain.cursor import CursorCorruptError
+    from ...retain.cursor import CursorCorruptError
 
     path = rt.state_dir / "retain-cursors.json"
     if not path.exists():
@@ -312,7 +312,7 @@ def _cursor_check(rt: SessionRuntime, fix: bool, actions: list[str]) -> Check:
 
 def _meta_checks(rt: SessionRuntime, fix: bool, actions: list[str]) -> list[Check]:
     """Every session meta file of this project: one that fails closed silences its session."""
-    from ..governance.session_meta import read_meta
+    from ...governance.session_meta import read_meta
 
     folder = rt.state_dir / "session-meta"
     paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -436,7 +436,7 @@ def _verify_writes(rt: SessionRuntime, backend: ServerView, wait_s: float) -> li
     about is counted as unchecked.
     """
     try:
-        from ..queue.receipts import read_receipts
+        from ...queue.receipts import read_receipts
 
         receipts = read_receipts(rt.receipts_path)[:5]
     except Exception:

@@ -12,18 +12,18 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from ..backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
-from ..backends.capabilities import unit_editor
-from ..governance import identity as ident
-from ..governance.redact import redact_error, redact_text, redact_value
-from ..governance.session_meta import effective
-from ..hooks import HostContext, Tool, ToolResult
-from ..retain.delivery import deliver
-from ..retain.injected import strip_injected_blocks
-from ..retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
-from ..timefmt import iso_now
-from .recall_details import memory_records
-from .runtime import SessionRuntime
+from ...backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
+from ...backends.capabilities import unit_editor
+from ...governance import identity as ident
+from ...governance.redact import redact_error, redact_text, redact_value
+from ...governance.session_meta import effective
+from ...hooks import HostContext, Tool, ToolResult
+from ...retain.delivery import deliver
+from ...retain.injected import strip_injected_blocks
+from ...retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
+from ...timefmt import iso_now
+from ..recall.recall_details import memory_records
+from ..runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
@@ -101,7 +101,7 @@ def _guard(
 def _encodable(result: ToolResult) -> ToolResult:
     """The result with lone surrogates (recalled text from a server may carry them) replaced,
     so the host can send it to its model; the same object when there are none."""
-    from ..sanitize import sanitize_if_needed
+    from ...sanitize import sanitize_if_needed
 
     content, details = sanitize_if_needed(result.content), sanitize_if_needed(result.details)
     if content is result.content and details is result.details:
@@ -488,7 +488,7 @@ def _memory_edit(rt: SessionRuntime, p: MemoryEditParams) -> ToolResult:
     backend = unit_editor(rt.backend())
     if backend is None:
         return ToolResult.error(rt.not_initialised_message(), "not_initialised")
-    from ..backends.tag_groups import match_tag_groups
+    from ...backends.tag_groups import match_tag_groups
 
     for role in ("project", "user"):
         scope = _scope_for(rt, role)

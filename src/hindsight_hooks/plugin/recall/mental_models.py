@@ -11,10 +11,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..backends.capabilities import mental_model_store
+from ...backends.capabilities import mental_model_store
 
 if TYPE_CHECKING:
-    from .runtime import SessionRuntime
+    from ..runtime import SessionRuntime
 
 FIRST_TURN_WAIT_S = 1.5
 TRIGGER = {"mode": "delta", "refresh_after_consolidation": True}
@@ -110,7 +110,7 @@ class MentalModels:
         assert rt.identity is not None
         if bank == rt.project_bank():
             return {f"repo:{rt.identity.repo_key}"}
-        from ..governance.identity import user_scope_tags
+        from ...governance.identity import user_scope_tags
 
         tags = set(user_scope_tags(rt.cfg, rt.identity.host))
         return tags or None

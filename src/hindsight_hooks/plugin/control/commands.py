@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..fsutil import free_name
-from ..governance.redact import redact_error, redact_text
-from ..hooks import Command, CommandResult, HostContext
-from ..hooks.catalog import Level
-from ..timefmt import parse_iso
-from .runtime import SessionRuntime
+from ... import __version__
+from ...fsutil import free_name
+from ...governance.redact import redact_error, redact_text
+from ...hooks import Command, CommandResult, HostContext
+from ...hooks.catalog import Level
+from ...timefmt import parse_iso
+from ..runtime import SessionRuntime
 
 RuntimeFor = Callable[[HostContext], SessionRuntime]
 Handler = Callable[[SessionRuntime, list[str]], CommandResult]
@@ -219,7 +219,7 @@ def _need_enabled(rt: SessionRuntime) -> CommandResult | None:
 
 
 def _session_facts(rt: SessionRuntime) -> dict[str, Any]:
-    from ..governance.session_meta import effective, mode_label
+    from ...governance.session_meta import effective, mode_label
 
     assert rt.meta is not None
     read = rt.meta.read()
@@ -351,7 +351,7 @@ def _backup_path(path: Path) -> Path:
 
 def _last_receipt(rt: SessionRuntime) -> dict[str, Any] | None:
     try:
-        from ..queue.receipts import read_receipts
+        from ...queue.receipts import read_receipts
 
         receipts = read_receipts(rt.receipts_path)
     except Exception:
@@ -380,7 +380,7 @@ def cmd_init(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         "[banks.project]\n"
         f'bank_id = "{bank}"\n'
     )
-    from ..fsutil import atomic_write_text
+    from ...fsutil import atomic_write_text
 
     atomic_write_text(path, text, mode=0o644)
     msg = f"wrote {path} (project bank {bank})" + (f"; previous file kept as {backup}" if backup else "")
@@ -455,7 +455,7 @@ def cmd_tag(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         return blocked
     if len(argv) < 2 or argv[0] not in ("add", "remove"):
         return _usage(usage)
-    from ..governance.session_meta import TagError
+    from ...governance.session_meta import TagError
 
     tag = " ".join(argv[1:])
     assert rt.meta is not None
@@ -506,7 +506,7 @@ def cmd_last_recall(rt: SessionRuntime, argv: list[str]) -> CommandResult:
 
 
 def cmd_recall_cleanup(rt: SessionRuntime, argv: list[str]) -> CommandResult:
-    from .recall_cleanup import recall_cleanup
+    from ..recall.recall_cleanup import recall_cleanup
 
     return recall_cleanup(rt, argv)
 
@@ -575,7 +575,7 @@ def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     blocked = _need_enabled(rt)
     if blocked:
         return blocked
-    from ..retain.delivery import flush_now
+    from ...retain.delivery import flush_now
 
     done = flush_now(rt, budget_ms=120_000)  # waits (bounded) for a flush already running
     report = done.report
@@ -610,7 +610,7 @@ def cmd_doctor(rt: SessionRuntime, argv: list[str]) -> CommandResult:
 def cmd_route(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if not argv:
         return _usage("/hindsight:route <text>")
-    from ..governance.router import route
+    from ...governance.router import route
 
     # The router only ever sees redacted text (docs/governance.md#router input boundary), typed or projected.
     text = redact_text(" ".join(argv))
