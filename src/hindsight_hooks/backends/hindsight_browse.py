@@ -38,6 +38,17 @@ class HindsightBrowser:
     def _get(self, op: str, path: str, params: dict[str, Any] | None = None) -> Any:
         return self.backend._call(op, "GET", path, params=params, timeout_s=TIMEOUT_S, retry=True)
 
+    def _patch_memory(self, op: str, bank_id: str, memory_id: str, body: dict[str, Any]) -> bool:
+        """PATCH one memory; ``False`` when the server has no such memory (404)."""
+        try:
+            self.backend._call(op, "PATCH", bank_path(bank_id, "memories", seg(memory_id)), body=body,
+                               timeout_s=TIMEOUT_S)  # fmt: skip
+        except BackendError as exc:
+            if exc.kind == "not_found":
+                return False
+            raise
+        return True
+
     def list_page(self, bank_id: str, flt: MemoryFilter) -> MemoryPage:
         flt = flt.bounded()
         tags = list(flt.tags) + ([f"session:{flt.session_id}"] if flt.session_id else [])
@@ -79,18 +90,11 @@ class HindsightBrowser:
     def edit(self, bank_id: str, memory_id: str, text: str) -> bool:
         body = {"text": text, "reason": "edited with hindsight-hooks"}
         try:
-            self.backend._call(
-                "Hindsight edit memory",
-                "PATCH",
-                bank_path(bank_id, "memories", seg(memory_id)),
-                body=body,
-                timeout_s=TIMEOUT_S,
-            )
+            return self._patch_memory("Hindsight edit memory", bank_id, memory_id, body)
         except BackendError as exc:
-            if exc.kind == "not_found" or exc.status in (400, 422):
+            if exc.status in (400, 422):
                 return False
             raise
-        return True
 
     def documents_with(self, bank_id: str, *, session_id: str | None = None, tag: str | None = None) -> list[str]:
         wanted = f"session:{session_id}" if session_id is not None else str(tag)
@@ -124,22 +128,8 @@ class HindsightBrowser:
         return n
 
     def delete_memories(self, bank_id: str, memory_ids: list[str]) -> tuple[int, str | None]:
-        n = 0
-        for memory_id in memory_ids:
-            body = {"state": "invalidated", "reason": "forgotten with hindsight-hooks"}
-            try:
-                self.backend._call(
-                    "Hindsight invalidate memory",
-                    "PATCH",
-                    bank_path(bank_id, "memories", seg(memory_id)),
-                    body=body,
-                    timeout_s=TIMEOUT_S,
-                )
-            except BackendError as exc:
-                if exc.kind == "not_found":
-                    continue
-                raise
-            n += 1
+        body = {"state": "invalidated", "reason": "forgotten with hindsight-hooks"}
+        n = sum(self._patch_memory("Hindsight invalidate memory", bank_id, memory_id, body) for memory_id in memory_ids)
         return n, (NO_SINGLE_DELETE.format(n=n) if memory_ids else None)
 
 
