@@ -11,6 +11,7 @@ This module and the two browsers are imported only by the commands, never on the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -134,6 +135,32 @@ class MemoryBrowser(Protocol):
         """Remove single memories; returns the count and, when the backend can only retire
         them rather than delete them, a sentence saying so."""
         ...
+
+    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The bank's documents and memories, as the export format carries them (ADR 133)."""
+        ...
+
+    def import_records(
+        self,
+        bank_id: str,
+        documents: list[dict[str, Any]],
+        memories: list[dict[str, Any]],
+        dropped: Callable[[dict[str, Any]], bool],
+    ) -> dict[str, Any] | None:
+        """Store exported records under their own ids (``dropped``: forgotten, kept out); ``None``
+        when this store cannot take them as they are (the server extracts its own memories)."""
+        ...
+
+
+def all_records(browser: MemoryBrowser, bank_id: str) -> list[MemoryRecord]:
+    """Every memory of the bank, newest first, page by page."""
+    records: list[MemoryRecord] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = browser.list_page(bank_id, MemoryFilter(limit=500, offset=offset))
+        records.extend(page.records)
+        offset = page.next_offset
+    return records
 
 
 def browser_for(backend: object) -> MemoryBrowser:

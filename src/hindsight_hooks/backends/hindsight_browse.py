@@ -13,10 +13,11 @@ What the API offers, and what we do with it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .base import BackendError
-from .browse import EditEntry, MemoryFilter, MemoryPage, MemoryRecord
+from .browse import EditEntry, MemoryFilter, MemoryPage, MemoryRecord, all_records
 from .hindsight import HindsightBackend
 from .hindsight_wire import bank_path, seg
 
@@ -132,6 +133,61 @@ class HindsightBrowser:
         n = sum(self._patch_memory("Hindsight invalidate memory", bank_id, memory_id, body) for memory_id in memory_ids)
         return n, (NO_SINGLE_DELETE.format(n=n) if memory_ids else None)
 
+
+    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """What the server's API shows: its memories, and each one's document once."""
+        records = all_records(self, bank_id)
+        documents: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for rec in records:
+            if rec.document_id and rec.document_id not in seen:
+                seen.add(rec.document_id)
+                try:
+                    d = self.backend.get_document(bank_id, rec.document_id, timeout_s=TIMEOUT_S)
+                except BackendError:
+                    d = {}
+                documents.append(
+                    {
+                        "document_id": rec.document_id,
+                        "text": str(d.get("original_text") or ""),
+                        "context": "",
+                        "tags": list(d.get("tags") or []),
+                        "metadata": dict(d.get("document_metadata") or {}),
+                        "created_at": d.get("created_at"),
+                        "updated_at": d.get("updated_at"),
+                    }
+                )
+        memories = [
+            {
+                "id": rec.id,
+                "document_id": rec.document_id,
+                "seq": rec.position,
+                "text": rec.text,
+                "context": rec.context,
+                "type": rec.type,
+                "source": rec.source,
+                "importance": rec.importance,
+                "created_at": rec.created_at,
+                "occurred_at": rec.occurred_at,
+                "metadata": rec.metadata,
+                "tags": rec.tags,
+                "valid_until": None if rec.valid else rec.created_at,
+                "superseded_by": None,
+                "edits": [],
+            }
+            for rec in records
+        ]
+        return documents, memories
+
+    def import_records(
+        self,
+        bank_id: str,
+        documents: list[dict[str, Any]],
+        memories: list[dict[str, Any]],
+        dropped: Callable[[dict[str, Any]], bool],
+    ) -> dict[str, Any] | None:
+        """The server extracts its own memories from retained text: no record goes in as it is."""
+        return None
 
 def _record(bank_id: str, item: dict[str, Any]) -> MemoryRecord:
     meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}

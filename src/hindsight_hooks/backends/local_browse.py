@@ -15,6 +15,7 @@ was, and a store that was is still readable by a release that does not know the 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -172,6 +173,22 @@ class LocalBrowser:
             for memory_id in memory_ids:
                 n += conn.execute("DELETE FROM units WHERE bank_id = ? AND id = ?", (bank_id, memory_id)).rowcount
         return n, None
+
+    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        from .local_bank_io import export_records
+
+        return export_records(self.backend, bank_id)
+
+    def import_records(
+        self,
+        bank_id: str,
+        documents: list[dict[str, Any]],
+        memories: list[dict[str, Any]],
+        dropped: Callable[[dict[str, Any]], bool],
+    ) -> dict[str, Any] | None:
+        from .local_bank_io import import_records
+
+        return import_records(self.backend, bank_id, documents, memories, dropped)
 
 
 def _has_edits(conn: sqlite3.Connection) -> bool:

@@ -74,7 +74,6 @@ def _default(rt: SessionRuntime, name: str) -> Path:
 
 
 def _import(rt: SessionRuntime, backend: Any, bank: str, path: Path) -> CommandResult:
-    from ...queue.tombstones import read_tombstones, tombstone_path
     from . import memories_jsonl
 
     try:
@@ -84,12 +83,8 @@ def _import(rt: SessionRuntime, backend: Any, bank: str, path: Path) -> CommandR
     parsed = memories_jsonl.parse_export(raw)
     if parsed.error is not None:
         return CommandResult(f"{path} is not a memories export: {parsed.error}", "error", {"path": str(path)})
-    stones = read_tombstones(tombstone_path(rt.resolve_path(rt.cfg.retain.queue_path)))
     rt.ensure_bank(bank)
-    if getattr(backend, "name", "") == "local":
-        report = memories_jsonl.import_local(backend, bank, parsed, stones)
-    else:
-        report = memories_jsonl.import_by_queue(rt, bank, parsed)
+    report = memories_jsonl.import_parsed(rt, backend, bank, parsed)
     data: dict[str, Any] = {"bank_id": bank, "path": str(path), **report}
     text = (
         f"imported into bank {bank}: {report['memories_added']} memories and {report['documents_added']} documents "

@@ -16,19 +16,16 @@ fills what the server's API shows. Readers ignore fields they do not know.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ...backends.browse import MemoryFilter, MemoryRecord, browser_for
+from ...backends.browse import MemoryRecord, all_records, browser_for
 from ...timefmt import iso_now
 
 if TYPE_CHECKING:
-    from ...backends.local import LocalBackend
-    from ...queue.tombstones import Tombstone
     from ..runtime import SessionRuntime
 
 FORMAT = "hindsight-hooks-memories"
@@ -39,10 +36,6 @@ _SOURCES = ("tool", "transcript", "import")
 
 def _line(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj) + b"\n"
-
-
-def _now() -> str:
-    return iso_now()
 
 
 def count_kinds(lines: list[bytes]) -> dict[str, int]:
@@ -58,142 +51,21 @@ def count_kinds(lines: list[bytes]) -> dict[str, int]:
 
 # -- export ---------------------------------------------------------------------------------------
 def export_lines(backend: Any, bank_id: str) -> list[bytes]:
+    browser = browser_for(backend)
     header = {
         "kind": "header",
         "format": FORMAT,
         "version": VERSION,
         "bank_id": bank_id,
-        "backend": getattr(backend, "name", "?"),
-        "exported_at": _now(),
+        "backend": browser.kind,
+        "exported_at": iso_now(),
     }
-    if getattr(backend, "name", "") == "local":
-        return [_line(header), *_local_lines(backend, bank_id)]
-    return [_line(header), *_server_lines(backend, bank_id)]
-
-
-def _local_lines(backend: LocalBackend, bank_id: str) -> list[bytes]:
-    from ...backends.local_write import document_text
-
-    out: list[bytes] = []
-    with backend._read("export") as conn:
-        docs = conn.execute(
-            "SELECT document_id, context, tags_json, metadata_json, created_at, updated_at FROM documents "
-            "WHERE bank_id = ? ORDER BY created_at, document_id",
-            (bank_id,),
-        ).fetchall()
-        for doc, context, tags, meta, created, updated in docs:
-            out.append(
-                _line(
-                    {
-                        "kind": "document",
-                        "document_id": doc,
-                        "text": document_text(conn, bank_id, doc) or "",
-                        "context": context,
-                        "tags": orjson.loads(tags),
-                        "metadata": orjson.loads(meta),
-                        "created_at": created,
-                        "updated_at": updated,
-                    }
-                )
-            )
-        edits: dict[str, list[dict[str, str]]] = defaultdict(list)
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'unit_edits'").fetchone():
-            for unit_id, at, prev, text in conn.execute(
-                "SELECT unit_id, edited_at, previous, content FROM unit_edits WHERE bank_id = ? ORDER BY seq",
-                (bank_id,),
-            ):
-                edits[str(unit_id)].append({"edited_at": at, "previous": prev, "text": text})
-        tags_of: dict[str, list[str]] = defaultdict(list)
-        for unit_id, tag in conn.execute(
-            "SELECT unit_id, tag FROM unit_tags WHERE bank_id = ? ORDER BY rowid", (bank_id,)
-        ):
-            tags_of[str(unit_id)].append(str(tag))
-        for row in conn.execute(
-            "SELECT id, document_id, seq, content, context, type, source, importance, created_at, occurred_at, "
-            "metadata_json, valid_until, superseded_by FROM units WHERE bank_id = ? ORDER BY rowid",
-            (bank_id,),
-        ):
-            uid = str(row[0])
-            out.append(
-                _line(
-                    {
-                        "kind": "memory",
-                        "id": uid,
-                        "document_id": row[1],
-                        "seq": row[2],
-                        "text": row[3],
-                        "context": row[4],
-                        "type": row[5],
-                        "source": row[6],
-                        "importance": row[7],
-                        "created_at": row[8],
-                        "occurred_at": row[9],
-                        "metadata": orjson.loads(row[10]),
-                        "tags": tags_of.get(uid, []),
-                        "valid_until": row[11],
-                        "superseded_by": row[12],
-                        "edits": edits.get(uid, []),
-                    }
-                )
-            )
-    return out
-
-
-def _server_lines(backend: Any, bank_id: str) -> list[bytes]:
-    out: list[bytes] = []
-    browser = browser_for(backend)
-    docs: set[str] = set()
-    records: list[MemoryRecord] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = browser.list_page(bank_id, MemoryFilter(limit=500, offset=offset))
-        records.extend(page.records)
-        offset = page.next_offset
-    for rec in records:
-        if rec.document_id and rec.document_id not in docs:
-            docs.add(rec.document_id)
-            try:
-                d = backend.get_document(bank_id, rec.document_id, timeout_s=30)
-            except Exception:
-                d = {}
-            out.append(
-                _line(
-                    {
-                        "kind": "document",
-                        "document_id": rec.document_id,
-                        "text": str(d.get("original_text") or ""),
-                        "context": "",
-                        "tags": list(d.get("tags") or []),
-                        "metadata": dict(d.get("document_metadata") or {}),
-                        "created_at": d.get("created_at"),
-                        "updated_at": d.get("updated_at"),
-                    }
-                )
-            )
-    for rec in records:
-        out.append(
-            _line(
-                {
-                    "kind": "memory",
-                    "id": rec.id,
-                    "document_id": rec.document_id,
-                    "seq": rec.position,
-                    "text": rec.text,
-                    "context": rec.context,
-                    "type": rec.type,
-                    "source": rec.source,
-                    "importance": rec.importance,
-                    "created_at": rec.created_at,
-                    "occurred_at": rec.occurred_at,
-                    "metadata": rec.metadata,
-                    "tags": rec.tags,
-                    "valid_until": None if rec.valid else rec.created_at,
-                    "superseded_by": None,
-                    "edits": [],
-                }
-            )
-        )
-    return out
+    documents, memories = browser.export_records(bank_id)
+    return [
+        _line(header),
+        *(_line({"kind": "document", **doc}) for doc in documents),
+        *(_line({"kind": "memory", **mem}) for mem in memories),
+    ]
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -248,143 +120,20 @@ def _as_item(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# -- import: embedded store ------------------------------------------------------------------------
-def import_local(backend: LocalBackend, bank_id: str, parsed: Parsed, stones: list[Tombstone]) -> dict[str, Any]:
-    """Insert what the store does not hold yet, ids and times as exported (one transaction)."""
-    from ...backends.local_browse import EDITS_SQL
-    from ...backends.local_schema import slot_range
-    from ...backends.local_script import unit_script_terms
-    from ...queue.tombstones import matcher_for
+# -- import ------------------------------------------------------------------------------------------
+def import_parsed(rt: SessionRuntime, backend: Any, bank_id: str, parsed: Parsed) -> dict[str, Any]:
+    """Into a store that takes records as exported (same ids and times), else through the queue."""
+    from ...queue.tombstones import matcher_for, read_tombstones, tombstone_path
 
-    matcher = matcher_for(stones, bank_id)
-    report = {"memories_added": 0, "documents_added": 0, "skipped": 0, "forgotten": 0}
-    now = _now()
-    forgotten_docs: set[str] = set()
-    added: list[str] = []
-    with backend._write("import") as conn:
-        slot, _ = backend._insert_bank(conn, bank_id, None)
-        lo, hi = slot_range(slot)
-        top = conn.execute("SELECT max(rowid) FROM units WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchone()[0]
-        next_rowid = lo if top is None else int(top) + 1
-        for doc in parsed.documents:
-            if matcher and matcher.matches(_as_item(doc)):
-                forgotten_docs.add(doc["document_id"])
-                report["forgotten"] += 1
-                continue
-            if _insert_document(conn, bank_id, doc, now):
-                report["documents_added"] += 1
-        for mem in parsed.memories:
-            if mem["document_id"] in forgotten_docs or (matcher and matcher.matches(_as_item(mem))):
-                report["forgotten"] += 1
-                continue
-            if conn.execute("SELECT 1 FROM units WHERE id = ?", (mem["id"],)).fetchone():
-                report["skipped"] += 1
-                continue
-            if next_rowid > hi:
-                raise OverflowError("the bank has no free unit rowids left")
-            stub = {
-                "document_id": mem["document_id"],
-                "text": "",
-                "tags": mem.get("tags") or [],
-                "metadata": mem.get("metadata") or {},
-                "created_at": mem.get("created_at"),
-            }
-            if _insert_document(conn, bank_id, stub, now):
-                report["documents_added"] += 1
-            _insert_memory(conn, bank_id, next_rowid, mem, now, unit_script_terms)
-            next_rowid += 1
-            added.append(mem["id"])
-            report["memories_added"] += 1
-            edits = [e for e in mem.get("edits") or [] if isinstance(e, dict)]
-            if edits:
-                for statement in EDITS_SQL:
-                    conn.execute(statement)
-                conn.executemany(
-                    "INSERT INTO unit_edits(unit_id, bank_id, edited_at, previous, content) VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (
-                            mem["id"],
-                            bank_id,
-                            str(e.get("edited_at") or now),
-                            str(e.get("previous") or ""),
-                            str(e.get("text") or ""),
-                        )
-                        for e in edits
-                    ],
-                )
-    worker = getattr(backend, "_worker", None)
-    if added and worker is not None:
-        worker.notify(added)  # vectors for the imported memories, in the background
-    return report
+    matcher = matcher_for(read_tombstones(tombstone_path(rt.resolve_path(rt.cfg.retain.queue_path))), bank_id)
+
+    def dropped(record: dict[str, Any]) -> bool:
+        return bool(matcher) and matcher.matches(_as_item(record))
+
+    report = browser_for(backend).import_records(bank_id, parsed.documents, parsed.memories, dropped)
+    return report if report is not None else import_by_queue(rt, bank_id, parsed)
 
 
-def _insert_document(conn: sqlite3.Connection, bank_id: str, doc: dict[str, Any], now: str) -> bool:
-    if conn.execute(
-        "SELECT 1 FROM documents WHERE bank_id = ? AND document_id = ?", (bank_id, doc["document_id"])
-    ).fetchone():
-        return False
-    created = str(doc.get("created_at") or now)
-    conn.execute(
-        "INSERT INTO documents(bank_id, document_id, original_text, context, tags_json, metadata_json, created_at, "
-        "updated_at) VALUES (?, ?, '', ?, ?, ?, ?, ?)",
-        (
-            bank_id,
-            doc["document_id"],
-            str(doc.get("context") or ""),
-            orjson.dumps(list(doc.get("tags") or [])).decode(),
-            orjson.dumps(dict(doc.get("metadata") or {})).decode(),
-            created,
-            str(doc.get("updated_at") or created),
-        ),
-    )
-    text = str(doc.get("text") or "")
-    if text:
-        conn.execute(
-            "INSERT INTO document_parts(bank_id, document_id, seq, text) VALUES (?, ?, 0, ?)",
-            (bank_id, doc["document_id"], text),
-        )
-    return True
-
-
-def _insert_memory(
-    conn: sqlite3.Connection, bank_id: str, rowid: int, mem: dict[str, Any], now: str, script_terms: Any
-) -> None:
-    text, context = str(mem["text"]), str(mem.get("context") or "")
-    kind = mem.get("type") if mem.get("type") in _TYPES else "world"
-    source = mem.get("source") if mem.get("source") in _SOURCES else "import"
-    importance = mem.get("importance")
-    importance = min(1.0, max(0.0, float(importance))) if isinstance(importance, int | float) else 0.5
-    seq = mem.get("seq") if isinstance(mem.get("seq"), int) else 0
-    conn.execute(
-        "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
-        "created_at, occurred_at, metadata_json, valid_until, superseded_by, script_terms) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            rowid,
-            mem["id"],
-            bank_id,
-            mem["document_id"],
-            seq,
-            text,
-            context,
-            kind,
-            source,
-            importance,
-            str(mem.get("created_at") or now),
-            mem.get("occurred_at"),
-            orjson.dumps(dict(mem.get("metadata") or {})).decode(),
-            mem.get("valid_until"),
-            mem.get("superseded_by"),
-            script_terms(text, context),
-        ),
-    )
-    conn.executemany(
-        "INSERT OR IGNORE INTO unit_tags(unit_id, bank_id, tag) VALUES (?, ?, ?)",
-        [(mem["id"], bank_id, str(t)) for t in dict.fromkeys(mem.get("tags") or [])],
-    )
-
-
-# -- import: Hindsight server -----------------------------------------------------------------------
 def import_by_queue(rt: SessionRuntime, bank_id: str, parsed: Parsed) -> dict[str, Any]:
     """Each document retained again (``replace``, same id: a second import replaces, adds nothing),
     through the queue so tombstones and redaction apply; memories without document text go as
@@ -428,20 +177,14 @@ def _item(rt: SessionRuntime, bank_id: str, document_id: str, text: str, src: di
 # -- Markdown ------------------------------------------------------------------------------------------
 def markdown_view(backend: Any, bank_id: str) -> tuple[str, int]:
     """The bank for reading: one section per document (newest first), memories by day inside."""
-    browser = browser_for(backend)
-    records: list[MemoryRecord] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = browser.list_page(bank_id, MemoryFilter(limit=500, offset=offset))
-        records.extend(page.records)
-        offset = page.next_offset
+    records = all_records(browser_for(backend), bank_id)
     by_doc: dict[str, list[MemoryRecord]] = defaultdict(list)
     for rec in records:  # newest first already: documents appear in order of their newest memory
         by_doc[rec.document_id or "(no document)"].append(rec)
     out = [
         f"# Memories of bank `{bank_id}`",
         "",
-        f"_{len(records)} memories, generated {_now()}; "
+        f"_{len(records)} memories, generated {iso_now()}; "
         "regenerate with `/hindsight:memories markdown` (edits to this file are not read back)._",
         "",
     ]
