@@ -30,8 +30,9 @@ import pytest
 import hindsight_hooks
 from hindsight_hooks.backends.hindsight import HindsightBackend
 from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_bank_io import import_records
 from hindsight_hooks.migrate.progress import FILE_NAME
-from hindsight_hooks.plugin.control.memories_jsonl import Parsed, import_local
+from hindsight_hooks.plugin.control.memories_jsonl import Parsed
 
 from ..chat.conftest import clean_env
 
@@ -74,7 +75,8 @@ def seed_store(path: Path, bank: str, n: int) -> dict[str, str]:
         )
     backend = LocalBackend(path)
     try:
-        assert import_local(backend, bank, parsed, [])["memories_added"] == n
+        report = import_records(backend, bank, parsed.documents, parsed.memories, lambda _record: False)
+        assert report["memories_added"] == n
     finally:
         backend.close()
     return texts

@@ -25,10 +25,11 @@ import pytest
 from hindsight_hooks.backends.base import BackendError, BankSpec
 from hindsight_hooks.backends.hindsight import HindsightBackend
 from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_bank_io import import_records
 from hindsight_hooks.migrate.progress import Progress, run_key
 from hindsight_hooks.migrate.run import Migration, Options
 from hindsight_hooks.migrate.source import EmbeddedSource
-from hindsight_hooks.plugin.control.memories_jsonl import Parsed, import_local
+from hindsight_hooks.plugin.control.memories_jsonl import Parsed
 
 URL = "http://hindsight.test"
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -121,7 +122,7 @@ def seed(path: Path, bank: str, texts: list[str], retired: int = 0, per_doc: int
         )
     backend = LocalBackend(path)
     try:
-        import_local(backend, bank, parsed, [])
+        import_records(backend, bank, parsed.documents, parsed.memories, lambda _record: False)
     finally:
         backend.close()
     return ids
