@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,12 +24,10 @@ import pytest
 
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
 from .model_server import ModelServer, RecordedRequest, Reply, iter_texts
-from .readme_lines import install_line
+from .real_agents import DECISION, QUESTION, block_in, drained, install_by_readme, runtime, session_report
 
-SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
+__all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 180
-DECISION = "We decided to use Postgres 16 for the cache"
-QUESTION = "Which database do we use for the cache?"
 
 
 class Claude:
@@ -83,67 +78,18 @@ class Claude:
 
 
 @pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A short folder for the hook helper's socket; the helper exits once its socket is gone."""
-    folder = Path(tempfile.mkdtemp(prefix="hh-rt-", dir="/tmp"))
-    yield folder
-    import fcntl
-
-    locks = list(folder.glob("*.lock"))
-    for sock in folder.glob("*.sock"):
-        sock.unlink()
-    end = time.monotonic() + 15
-    for lock in locks:
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            while time.monotonic() < end:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError:
-                    time.sleep(0.05)
-        finally:
-            os.close(fd)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
 def setup(tmp_path: Path, claude_bin: Path, runtime: Path) -> Iterator[tuple[Claude, Project, ModelServer]]:
     home = tmp_path / "home"
     home.mkdir()
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
     with ModelServer(_recall_script) as server:
         claude = Claude(claude_bin, project.root, home, server, runtime)
-        install = subprocess.run(  # the README's line, exactly, with our console script on PATH
-            ["bash", "-c", install_line("Claude Code")],
-            cwd=project.root,
-            env={**claude.env, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert install.returncode == 0, install.stdout + install.stderr
+        install_by_readme("Claude Code", project, claude.env)
         yield claude, project, server
 
 
 def _model_turns(server: ModelServer) -> list[RecordedRequest]:
     return [r for r in server.requests_to("/v1/messages") if isinstance(r.body, dict) and r.body.get("messages")]
-
-
-def _block_in(request: RecordedRequest) -> str:
-    """Our block as the model received it ('' when absent)."""
-    for text in iter_texts(request.body):
-        start = text.find("<hindsight-memory>")
-        if start >= 0:
-            end = text.find("</hindsight-memory>", start)
-            assert end > start, "the block reached the model cut short"
-            return text[start : end + len("</hindsight-memory>")]
-    return ""
-
-
-def _drained(project: Project) -> bool:
-    return project.queue_path.exists() and project.queue_jobs() == []
 
 
 def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_retained(
@@ -152,17 +98,17 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     claude, project, server = setup
 
     one = claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90), (
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90), (
         "session 1's decision was not retained"
     )
-    assert all(_block_in(r) == "" for r in _model_turns(server))  # nothing to recall yet
+    assert all(block_in(r) == "" for r in _model_turns(server))  # nothing to recall yet
 
     server.clear()
     two = claude.run(QUESTION)
     assert two["session_id"] != one["session_id"]
     turns = _model_turns(server)
     assert turns, "session 2 sent no model request"
-    block = _block_in(turns[-1])
+    block = block_in(turns[-1])
     assert block.startswith("<hindsight-memory>")
     assert "Postgres 16" in block
     assert "UserPromptSubmit hook additional context: <hindsight-memory>" in turns[-1].text()
@@ -170,11 +116,11 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     transcript = claude.transcript(two["session_id"]).read_text(encoding="utf-8")
     assert "<hindsight-memory>" in transcript  # Claude Code's own record of what we injected
 
-    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and _drained(project), 90), (
+    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and drained(project), 90), (
         "session 2's prompt was not retained"
     )
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
-    assert _drained(project)
+    assert drained(project)
     units = [content for _, content in project.units()]
     assert not any("<hindsight-memory" in u or "hindsight-memory>" in u for u in units)
     block_lines = [ln.strip() for ln in block.splitlines()[1:-1] if ln.strip() and not ln.strip()[0].isdigit()]
@@ -187,29 +133,13 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Project, ModelServer]) -> None:
     claude, project, _server = setup
     first = claude.run("Remember: the deploy window is Tuesday 14:00")
-    assert wait_until(lambda: project.unit_count("deploy window") == 1 and _drained(project), 90)
+    assert wait_until(lambda: project.unit_count("deploy window") == 1 and drained(project), 90)
     again = claude.run("Also: freeze the main branch on Fridays", "--resume", first["session_id"])
-    assert wait_until(lambda: project.unit_count("freeze the main branch") == 1 and _drained(project), 90)
+    assert wait_until(lambda: project.unit_count("freeze the main branch") == 1 and drained(project), 90)
     time.sleep(1.0)
-    assert _drained(project)
+    assert drained(project)
     assert project.unit_count("deploy window") == 1
     assert again["session_id"]
-
-
-def _session_report(project: Project, session_id: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [str(SCRIPT), "session", "--json", "--session-file", f".hindsight/sessions/{session_id}.jsonl"],
-        cwd=project.root,
-        env={k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads(proc.stdout)
-    assert isinstance(report, dict)
-    return report
 
 
 def test_the_installed_slash_command_switches_that_session_to_read_only(
@@ -219,7 +149,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
     switched = claude.run("/hindsight:mode read-only")
     sid = switched["session_id"]
     assert "Unknown command" not in str(switched.get("result"))
-    assert _session_report(project, sid)["mode"] == "read-only"
+    assert session_report(project, sid)["mode"] == "read-only"
     command_turn = _model_turns(server)[-1].text()
     assert "read-only" in command_turn  # the command's output went to the model to show
 
@@ -230,7 +160,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
 
     other = claude.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
-    assert wait_until(lambda: project.unit_count("document the billing") == 1 and _drained(project), 90)
+    assert wait_until(lambda: project.unit_count("document the billing") == 1 and drained(project), 90)
 
 
 RECALL_TOOL = "mcp__hindsight__hindsight_recall"
@@ -275,7 +205,7 @@ def test_the_models_call_of_our_mcp_recall_tool_returns_the_decision(
 ) -> None:
     claude, project, server = setup
     claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
 
     server.clear()
     asked = claude.run(f"Which database for the cache? {ASK_TOOL}")
@@ -297,10 +227,10 @@ def test_our_mcp_tools_speak_for_the_claude_code_session_they_are_called_in(
 ) -> None:
     claude, project, server = setup
     claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and _drained(project), 90)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
     switched = claude.run("/hindsight:mode ignored")  # the slash command, for this session only
     sid = switched["session_id"]
-    assert _session_report(project, sid)["mode"] == "ignored"
+    assert session_report(project, sid)["mode"] == "ignored"
 
     server.clear()
     claude.run(f"Which database for the cache? {ASK_TOOL}", "--resume", sid)
