@@ -110,6 +110,12 @@ class EditEntry:
         return asdict(self)
 
 
+Record = dict[str, Any]
+"""A document or memory as the export format carries it (its line without ``kind``, ADR 133)."""
+Dropped = Callable[[Record], bool]
+"""Which records were forgotten (the caller's tombstones) and must stay out of an import."""
+
+
 class MemoryBrowser(Protocol):
     """What the memories commands need from a backend."""
 
@@ -136,16 +142,12 @@ class MemoryBrowser(Protocol):
         them rather than delete them, a sentence saying so."""
         ...
 
-    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def export_records(self, bank_id: str) -> tuple[list[Record], list[Record]]:
         """The bank's documents and memories, as the export format carries them (ADR 133)."""
         ...
 
     def import_records(
-        self,
-        bank_id: str,
-        documents: list[dict[str, Any]],
-        memories: list[dict[str, Any]],
-        dropped: Callable[[dict[str, Any]], bool],
+        self, bank_id: str, documents: list[Record], memories: list[Record], dropped: Dropped
     ) -> dict[str, Any] | None:
         """Store exported records under their own ids (``dropped``: forgotten, kept out); ``None``
         when this store cannot take them as they are (the server extracts its own memories)."""

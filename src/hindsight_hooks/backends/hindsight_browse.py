@@ -13,11 +13,10 @@ What the API offers, and what we do with it:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from .base import BackendError
-from .browse import EditEntry, MemoryFilter, MemoryPage, MemoryRecord, all_records
+from .browse import Dropped, EditEntry, MemoryFilter, MemoryPage, MemoryRecord, Record, all_records
 from .hindsight import HindsightBackend
 from .hindsight_wire import bank_path, seg
 
@@ -133,11 +132,10 @@ class HindsightBrowser:
         n = sum(self._patch_memory("Hindsight invalidate memory", bank_id, memory_id, body) for memory_id in memory_ids)
         return n, (NO_SINGLE_DELETE.format(n=n) if memory_ids else None)
 
-
-    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def export_records(self, bank_id: str) -> tuple[list[Record], list[Record]]:
         """What the server's API shows: its memories, and each one's document once."""
         records = all_records(self, bank_id)
-        documents: list[dict[str, Any]] = []
+        documents: list[Record] = []
         seen: set[str] = set()
         for rec in records:
             if rec.document_id and rec.document_id not in seen:
@@ -180,14 +178,11 @@ class HindsightBrowser:
         return documents, memories
 
     def import_records(
-        self,
-        bank_id: str,
-        documents: list[dict[str, Any]],
-        memories: list[dict[str, Any]],
-        dropped: Callable[[dict[str, Any]], bool],
+        self, bank_id: str, documents: list[Record], memories: list[Record], dropped: Dropped
     ) -> dict[str, Any] | None:
         """The server extracts its own memories from retained text: no record goes in as it is."""
         return None
+
 
 def _record(bank_id: str, item: dict[str, Any]) -> MemoryRecord:
     meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}

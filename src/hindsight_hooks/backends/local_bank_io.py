@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..timefmt import iso_now
+from .browse import Dropped, Record
 from .local_browse import EDITS_SQL
 from .local_schema import slot_range
 from .local_script import unit_script_terms
@@ -23,9 +23,6 @@ from .local_write import document_text
 
 if TYPE_CHECKING:
     from .local import LocalBackend
-
-Record = dict[str, Any]
-"""A document or memory as the export carries it (its line without ``kind``)."""
 
 _TYPES = ("world", "experience")
 _SOURCES = ("tool", "transcript", "import")
@@ -98,7 +95,7 @@ def import_records(
     bank_id: str,
     documents: list[Record],
     memories: list[Record],
-    dropped: Callable[[Record], bool],
+    dropped: Dropped,
 ) -> dict[str, Any]:
     """Insert what the store does not hold yet, ids and times as exported (one transaction);
     ``dropped`` says which records were forgotten (the caller's tombstones) and stay out."""

@@ -15,13 +15,12 @@ was, and a store that was is still readable by a release that does not know the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from ..timefmt import iso_from_epoch
-from .browse import EditEntry, MemoryFilter, MemoryPage, MemoryRecord
+from .browse import Dropped, EditEntry, MemoryFilter, MemoryPage, MemoryRecord, Record
 from .local import LocalBackend
 
 EDITS_SQL = (
@@ -174,17 +173,13 @@ class LocalBrowser:
                 n += conn.execute("DELETE FROM units WHERE bank_id = ? AND id = ?", (bank_id, memory_id)).rowcount
         return n, None
 
-    def export_records(self, bank_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def export_records(self, bank_id: str) -> tuple[list[Record], list[Record]]:
         from .local_bank_io import export_records
 
         return export_records(self.backend, bank_id)
 
     def import_records(
-        self,
-        bank_id: str,
-        documents: list[dict[str, Any]],
-        memories: list[dict[str, Any]],
-        dropped: Callable[[dict[str, Any]], bool],
+        self, bank_id: str, documents: list[Record], memories: list[Record], dropped: Dropped
     ) -> dict[str, Any] | None:
         from .local_bank_io import import_records
 
