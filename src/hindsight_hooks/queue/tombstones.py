@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from ..backends.base import same_text_key
 from ..fsutil import atomic_write_bytes
 
 FILE_NAME = "tombstones.json"
@@ -36,8 +37,9 @@ def tombstone_path(queue_path: Path) -> Path:
 
 
 def text_key(text: str) -> str:
-    """A forgotten text as a tombstone keeps it: a hash, so the file holds no memory text."""
-    return hashlib.sha256(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:32]
+    """A forgotten text as a tombstone keeps it: a hash of the text as recall compares memories
+    (``same_text_key``), so the file holds no memory text."""
+    return hashlib.sha256(same_text_key(text).encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
