@@ -17,10 +17,11 @@ from .model_server import AnthropicMessages, ModelServer
 from .model_server_chat import CHAT_ROUTE, ChatCompletions, chat_messages, message_text
 from .pi_rpc import PiRpc, PiWorld, pi_executable
 from .readme_lines import install_line
+from .real_agents import SCRIPT, runtime
 from .test_pi_real import LOCAL, stored_texts
 
-SCRIPT, Claude = claude_real.SCRIPT, claude_real.Claude
-runtime = claude_real.runtime  # the hook helper's socket folder (a fixture)
+__all__ = ["runtime"]  # the hook helper's socket folder (a fixture)
+Claude = claude_real.Claude
 DECISION = "We decided to use Postgres 16 for the cache."
 QUESTION = "Which Postgres version do we use for the cache?"
 
