@@ -122,7 +122,7 @@ def measure(units: int, lines: list[str], queries: list[str], embedder: StaticEm
         lo, hi = slot_range(1)
         conn = sqlite3.connect(str(path))
         bank = hybrid._dense.refresh(conn, lo, hi, hybrid._semantic.model, hybrid._semantic.dim)
-        matrix32 = bank.matrix[: bank.count].astype(np.float32)
+        matrix32 = bank.dequantized()
         times: dict[str, list[float]] = {"hybrid": [], "lexical": [], "vector": [], "exact": [], "bm25": [], "q": []}
         agree: list[float] = []
         for i, query in enumerate(queries):

@@ -104,7 +104,50 @@ def test_record_is_persisted_hashed_private_and_bounded(tmp_path: Path) -> None:
     assert record.path.stat().st_mtime_ns == before
     many = "\n".join(f"{i}. distinct memory line number {i:06d}" for i in range(MAX_KEYS + 50))
     again.remember(many)
-    assert len(json.loads(record.path.read_text(encoding="utf-8"))["keys"]) == MAX_KEYS
+    assert len(again.keys()) == MAX_KEYS
+    assert len(InjectedLines(record.path).keys()) == MAX_KEYS  # the file holds the newest MAX_KEYS
+    for i in range(3):  # the file itself stays bounded: compacted past 2 · MAX_KEYS hashes
+        again.remember("\n".join(f"{i}. another memory line number {j:06d}" for j in range(MAX_KEYS // 2)))
+    on_disk = [json.loads(line) for line in record.path.read_text(encoding="utf-8").splitlines()]
+    assert sum(len(v["keys"]) if isinstance(v, dict) else len(v) for v in on_disk) <= 2 * MAX_KEYS
+    assert len(InjectedLines(record.path).keys()) == MAX_KEYS
+
+
+def test_a_turn_appends_its_new_hashes_instead_of_rewriting_the_record(tmp_path: Path) -> None:
+    record = _record(tmp_path)
+    assert record.path is not None
+    inode, size = record.path.stat().st_ino, record.path.stat().st_size
+    record.remember(RENDER.replace("Use uv", "Use pdm"))
+    assert record.path.stat().st_ino == inode and record.path.stat().st_size > size  # appended in place
+    assert InjectedLines(record.path).keys() == record.keys()
+
+
+def test_a_version_1_record_is_read_and_appended_to(tmp_path: Path) -> None:
+    path = tmp_path / "injected-lines" / "sid.json"
+    path.parent.mkdir()
+    old = _record(tmp_path / "old").keys()
+    path.write_text(json.dumps({"version": 1, "keys": sorted(old)}), encoding="utf-8")  # no final newline
+    record = InjectedLines(path)
+    assert record.keys() == old
+    record.remember(RENDER.replace("Use uv", "Use pdm"))
+    assert InjectedLines(path).keys() == record.keys() and record.keys() > old
+
+
+def test_an_append_cut_short_loses_only_its_own_hashes(tmp_path: Path) -> None:
+    record = _record(tmp_path)
+    assert record.path is not None
+    kept = record.keys()
+    with record.path.open("ab") as fh:
+        fh.write(b'["0123456789ab')  # a crash or a full disk in the middle of the next append
+    again = InjectedLines(record.path)
+    assert again.keys() == kept
+    again.remember(RENDER.replace("Use uv", "Use pdm"))
+    assert InjectedLines(record.path).keys() == again.keys()  # rewritten whole, not glued onto the torn line
+    assert not list(record.path.parent.glob("*.corrupt-*"))
+    record.path.write_bytes(b"")  # an empty record (a full disk at creation) starts again with a snapshot
+    empty = InjectedLines(record.path)
+    empty.remember(RENDER)
+    assert InjectedLines(record.path).keys() == empty.keys() == kept
 
 
 def test_unparsable_record_is_moved_aside_not_deleted(tmp_path: Path) -> None:

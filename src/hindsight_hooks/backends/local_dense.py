@@ -5,12 +5,14 @@ Vectors live in the store's own file (``unit_vectors``: one float16 blob per uni
 in memory and only reads those written since (``unit_vectors.seq`` is AUTOINCREMENT, never reused:
 a refresh asks for ``seq > last``).
 
-In memory (ADR 117): the float16 vectors as stored (512 bytes per unit: 51 MB per 100k, where
-float32 would be 102 MB, over the 64 MB target) and one sign bit per dimension (32 bytes per unit).
-numpy multiplies float16 matrices without BLAS (~300 ms for 100k here), so a query is compared with
-*every* unit by Hamming distance between sign bits (XOR + popcount, a few ms for 100k), and the
-``RESCORE`` closest by bits get their exact cosine from the float16 rows. With fewer units than
-that, every unit is rescored: small banks are searched exactly.
+In memory (ADR 117, ADR 170): each vector as int8 with one float32 scale per row (260 bytes per
+unit: 26 MB per 100k, where float32 would be 102 MB, over the 64 MB target) and one sign bit per
+dimension (32 bytes per unit). numpy has no fast path for float16 (converting 1,000 float16 rows to
+float32 took 0.43 ms, ten times the product) and BLAS threads cost more than they save on a busy
+machine, so a query is compared with *every* unit by Hamming distance between sign bits (XOR +
+popcount, a few ms for 100k), and the ``RESCORE`` closest by bits get their cosine from the int8
+rows (measured: at most 0.0025 from the float16 cosine over 1M pairs, mean 0.0004).
+With fewer units than that, every unit is rescored: small banks are searched exactly.
 
 Deletions are not tracked: a forgotten or replaced unit's vector may stay in the matrix until the
 process ends. It can only take a place among the dense candidates, which are then read back
@@ -47,7 +49,8 @@ class _BankMatrix:
     last_vector_rowid: int = 0
     count: int = 0
     rowids: Any = None  # int64 unit rowids, first ``count`` valid
-    matrix: Any = None  # float16 (capacity, dim), first ``count`` rows valid
+    matrix: Any = None  # int8 (capacity, dim), first ``count`` rows valid: row ≈ matrix[i] · scales[i]
+    scales: Any = None  # float32 (capacity,), one per row
     bits: Any = None  # uint64 (capacity, dim / 64): the sign bits of each row
     # The rowids in order and their rows, for lookups (a dict of 100k ints would cost ~10 MB);
     # new rows are merged in (a memmove), never re-sorted on a recall.
@@ -82,24 +85,28 @@ class _BankMatrix:
         if self.matrix is not None and capacity <= self.matrix.shape[0]:
             return
         # np.zeros pages that are never written stay out of the resident set.
-        grown = np.zeros((capacity, self.dim), dtype=np.float16)
+        grown = np.zeros((capacity, self.dim), dtype=np.int8)
+        grown_scales = np.zeros(capacity, dtype=np.float32)
         grown_bits = np.zeros((capacity, words), dtype=np.uint64)
         ids = np.zeros(capacity, dtype=np.int64)
         if self.matrix is not None:
             grown[: self.count] = self.matrix[: self.count]
+            grown_scales[: self.count] = self.scales[: self.count]
             grown_bits[: self.count] = self.bits[: self.count]
             ids[: self.count] = self.rowids[: self.count]
-        self.matrix, self.bits, self.rowids = grown, grown_bits, ids
+        self.matrix, self.scales, self.bits, self.rowids = grown, grown_scales, grown_bits, ids
 
     def add(self, unit_rowids: list[int], vectors: Any) -> None:
         """Add or replace rows (``vectors``: float16, one row per unit rowid)."""
         import numpy as np
 
         signs = sign_bits(vectors)
+        quantized, scales = quantize(vectors)
         at = self.positions(unit_rowids)
         known = at >= 0
         if known.any():  # re-embedded units (their text changed)
-            self.matrix[at[known]] = vectors[known]
+            self.matrix[at[known]] = quantized[known]
+            self.scales[at[known]] = scales[known]
             self.bits[at[known]] = signs[known]
         fresh = np.flatnonzero(~known)
         if not len(fresh):
@@ -108,7 +115,8 @@ class _BankMatrix:
         if self.matrix is None or need > self.matrix.shape[0]:
             # Grow by a quarter: doubling would leave up to half the matrix allocated and unused.
             self.reserve(max(1024, need, 0 if self.matrix is None else self.matrix.shape[0] * 5 // 4), signs.shape[1])
-        self.matrix[self.count : need] = vectors[fresh]
+        self.matrix[self.count : need] = quantized[fresh]
+        self.scales[self.count : need] = scales[fresh]
         self.bits[self.count : need] = signs[fresh]
         self.rowids[self.count : need] = np.asarray(unit_rowids, dtype=np.int64)[fresh]
         self._index(self.rowids[self.count : need].copy(), np.arange(self.count, need, dtype=np.int64))
@@ -119,19 +127,35 @@ class _BankMatrix:
         if self.matrix is None:
             return 0
         index = 0 if self._sorted is None else int(self._sorted.nbytes + self._order.nbytes)
-        return int(self.matrix.nbytes + self.bits.nbytes + self.rowids.nbytes) + index
+        return int(self.matrix.nbytes + self.scales.nbytes + self.bits.nbytes + self.rowids.nbytes) + index
+
+    def cosines(self, rows: Any, query: Any) -> Any:
+        """Cosine of ``query`` with the given matrix rows, in float32 on this thread.
+
+        ``einsum`` rather than ``@``: BLAS would hand a matrix of a few thousand rows to its thread
+        pool, which on a busy machine costs 5-10× more than the work (measured: 12.8 vs 1.8 ms p50
+        for a search at 10k units with the machine's other cores loaded).
+        """
+        import numpy as np
+
+        return np.einsum("ij,j->i", self.matrix[rows].astype(np.float32), query) * self.scales[rows]
+
+    def dequantized(self) -> Any:
+        """The valid rows as float32 (for benches that compare with an exact search)."""
+        import numpy as np
+
+        return self.matrix[: self.count].astype(np.float32) * self.scales[: self.count, None]
 
 
-def _dot(rows: Any, query: Any) -> Any:
-    """Row-wise dot products in float32 on this thread.
-
-    ``einsum`` rather than ``@``: BLAS would hand a matrix of a few thousand rows to its thread
-    pool, which on a busy machine costs 5-10× more than the work (measured: 12.8 vs 1.8 ms p50
-    for a search at 10k units with the machine's other cores loaded).
-    """
+def quantize(vectors: Any) -> tuple[Any, Any]:
+    """Rows as int8 and the float32 scale of each (max |component| maps to 127)."""
     import numpy as np
 
-    return np.einsum("ij,j->i", rows.astype(np.float32), query)
+    rows = np.asarray(vectors, dtype=np.float32)
+    peak = np.abs(rows).max(axis=1)
+    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    quantized = np.rint(rows / scales[:, None]).clip(-127, 127).astype(np.int8)
+    return quantized, scales
 
 
 def sign_bits(vectors: Any) -> Any:
@@ -203,7 +227,7 @@ class DenseIndex:
         else:
             distance = np.bitwise_count(bank.bits[: bank.count] ^ sign_bits(query[None, :])).sum(axis=1)
             rows = np.argpartition(distance, RESCORE - 1)[:RESCORE]
-        sims = _dot(bank.matrix[rows], query)
+        sims = bank.cosines(rows, query)
         k = min(k, len(rows))
         best = np.argpartition(-sims, k - 1)[:k]
         best = best[np.argsort(-sims[best], kind="stable")]
@@ -217,7 +241,7 @@ class DenseIndex:
         have = positions >= 0
         if not have.any():
             return {}
-        sims = _dot(bank.matrix[positions[have]], query)
+        sims = bank.cosines(positions[have], query)
         kept = [rowid for rowid, ok in zip(rowids, have, strict=True) if ok]
         return {rowid: max(0.0, float(sim)) for rowid, sim in zip(kept, sims, strict=True)}
 

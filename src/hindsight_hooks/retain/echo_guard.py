@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fsutil import atomic_write_bytes, ensure_private_dir
+from ..fsutil import atomic_write_bytes, ensure_private_dir, open_private_append
 from ..governance.redact import redact_error
 from .injected import (
     BLOCK_CLOSE,
@@ -54,6 +54,7 @@ MIN_KEY_CHARS = 12
 MAX_KEYS = 2048
 RECORD_DIR = "injected-lines"
 RECORD_MAX_AGE_S = 30 * 24 * 3600
+RECORD_VERSION = 2
 
 _MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
 _TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
@@ -106,12 +107,21 @@ _FIXED = frozenset(_digest(k) for k in _FIXED_LINES)
 
 
 class InjectedLines:
-    """The hashed lines of the blocks injected in one session (bounded, newest kept, persisted)."""
+    """The hashed lines of the blocks injected in one session (bounded, newest kept, persisted).
+
+    The record is a small append log (ADR 171): a first line ``{"version": 2, "keys": [...]}`` (the
+    snapshot; a version-1 record is that object alone), then one JSON line per remembered block, a
+    list of its new hashes, appended with one ``write``. Rewriting the whole record on every
+    turn cost ~1 ms of the ``context`` hook; an append costs a few µs. When the file holds more
+    than ``2 · MAX_KEYS`` hashes it is compacted to one snapshot of the newest ``MAX_KEYS``.
+    """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._keys: dict[str, None] = {}  # insertion-ordered set
+        self._in_file = 0  # hashes the file holds (appended batches included), for compaction
+        self._tail = _CLEAN  # how the file ends: the next write must not glue onto a line
         self._loaded = False
 
     def _load(self) -> None:
@@ -121,17 +131,21 @@ class InjectedLines:
         if self.path is None:
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return
-        except (OSError, ValueError):
+        except OSError:
             self._quarantine()
             return
-        keys = data.get("keys") if isinstance(data, dict) else None
-        if not isinstance(keys, list):
+        parsed = _parse_record(raw)
+        if parsed is None:
             self._quarantine()
             return
-        self._keys = dict.fromkeys(k for k in keys if isinstance(k, str))
+        keys, self._tail = parsed
+        self._in_file = len(keys)
+        self._keys = dict.fromkeys(keys)
+        while len(self._keys) > MAX_KEYS:
+            del self._keys[next(iter(self._keys))]
 
     def _quarantine(self) -> None:
         """Unparsable state is never deleted: it is moved aside and the record starts empty."""
@@ -144,28 +158,79 @@ class InjectedLines:
         new = [_digest(k) for line in render.split("\n") for k in line_keys(line)]
         with self._lock:
             self._load()
-            added = [k for k in new if k not in self._keys and k not in _FIXED]
+            added = list(dict.fromkeys(k for k in new if k not in self._keys and k not in _FIXED))
             if not added:
                 return
             self._keys.update(dict.fromkeys(added))
             while len(self._keys) > MAX_KEYS:
                 del self._keys[next(iter(self._keys))]
             if self.path is not None:
-                first = not self.path.exists()
-                if first:
-                    ensure_private_dir(self.path.parent)
-                # Not fsynced: this runs inside the ``context`` hook, and a record lost to a power
-                # cut only lets a quoted line through, so it is not worth the milliseconds two
-                # fsyncs cost (ADR-023's budget is 5 ms for the whole hook).
-                record = json.dumps({"version": 1, "keys": list(self._keys)})
-                atomic_write_bytes(self.path, record.encode("utf-8"), durable=False)
-                if first:
-                    _sweep(self.path.parent, keep=self.path)
+                self._write(added)
+
+    def _write(self, added: list[str]) -> None:
+        # Not fsynced: this runs inside the ``context`` hook, and a record lost to a power cut only
+        # lets a quoted line through, so it is not worth the milliseconds an fsync costs.
+        assert self.path is not None
+        first = not self.path.exists()
+        if first:
+            ensure_private_dir(self.path.parent)
+        if first or self._tail == _TORN or self._in_file + len(added) > 2 * MAX_KEYS:
+            snapshot = json.dumps({"version": RECORD_VERSION, "keys": list(self._keys)}) + "\n"
+            atomic_write_bytes(self.path, snapshot.encode("utf-8"), durable=False)
+            self._in_file = len(self._keys)
+        else:
+            lead = "\n" if self._tail == _UNTERMINATED else ""  # a version-1 record has no final newline
+            fd = open_private_append(self.path)
+            try:
+                os.write(fd, (lead + json.dumps(added) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
+            self._in_file += len(added)
+        self._tail = _CLEAN
+        if first:
+            _sweep(self.path.parent, keep=self.path)
 
     def keys(self) -> frozenset[str]:
         with self._lock:
             self._load()
             return frozenset(self._keys)
+
+
+_CLEAN, _UNTERMINATED, _TORN = "clean", "unterminated", "torn"
+
+
+def _parse_record(raw: bytes) -> tuple[list[str], str] | None:
+    """The hashes of a record, oldest first, and how it ends; ``None`` when it is not one of ours.
+
+    The first line must be the snapshot object. A later last line without its newline that does
+    not parse is an append cut short (a crash or a full disk): it is left out (only those hashes
+    are lost) and the next write rewrites the file. A snapshot without a newline is a version-1
+    record. Anything else is corrupt.
+    """
+    lines = raw.split(b"\n")
+    torn = lines.pop() if lines else b""
+    keys: list[str] = []
+    tail = _UNTERMINATED if torn.strip() else _CLEAN
+    seen = False
+    for number, line in enumerate([*lines, torn]):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            if number == len(lines) and seen:  # the unterminated last line, after the snapshot
+                return keys, _TORN
+            return None
+        if not seen:
+            if not (isinstance(value, dict) and isinstance(value.get("keys"), list)):
+                return None
+            keys = [k for k in value["keys"] if isinstance(k, str)]
+        elif isinstance(value, list):
+            keys.extend(k for k in value if isinstance(k, str))
+        else:
+            return None
+        seen = True
+    return (keys, tail) if seen else ([], _TORN)  # an empty file gets its snapshot on the next write
 
 
 # Every fixed line contains one of these (case-folded): text without any skips the line checks.
