@@ -51,7 +51,9 @@ class _BankMatrix:
     rowids: Any = None  # int64 unit rowids, first ``count`` valid
     matrix: Any = None  # int8 (capacity, dim), first ``count`` rows valid: row ≈ matrix[i] · scales[i]
     scales: Any = None  # float32 (capacity,), one per row
-    bits: Any = None  # uint64 (capacity, dim / 64): the sign bits of each row
+    # uint64 (dim / 64, capacity): the sign bits of each row, one plane per 64 dimensions. Planes,
+    # not rows: XOR + popcount + sum over 4 contiguous arrays is 8x faster than over rows of 4 words.
+    bits: Any = None
     # The rowids in order and their rows, for lookups (a dict of 100k ints would cost ~10 MB);
     # new rows are merged in (a memmove), never re-sorted on a recall.
     _sorted: Any = None
@@ -87,12 +89,12 @@ class _BankMatrix:
         # np.zeros pages that are never written stay out of the resident set.
         grown = np.zeros((capacity, self.dim), dtype=np.int8)
         grown_scales = np.zeros(capacity, dtype=np.float32)
-        grown_bits = np.zeros((capacity, words), dtype=np.uint64)
+        grown_bits = np.zeros((words, capacity), dtype=np.uint64)
         ids = np.zeros(capacity, dtype=np.int64)
         if self.matrix is not None:
             grown[: self.count] = self.matrix[: self.count]
             grown_scales[: self.count] = self.scales[: self.count]
-            grown_bits[: self.count] = self.bits[: self.count]
+            grown_bits[:, : self.count] = self.bits[:, : self.count]
             ids[: self.count] = self.rowids[: self.count]
         self.matrix, self.scales, self.bits, self.rowids = grown, grown_scales, grown_bits, ids
 
@@ -107,7 +109,7 @@ class _BankMatrix:
         if known.any():  # re-embedded units (their text changed)
             self.matrix[at[known]] = quantized[known]
             self.scales[at[known]] = scales[known]
-            self.bits[at[known]] = signs[known]
+            self.bits[:, at[known]] = signs[known].T
         fresh = np.flatnonzero(~known)
         if not len(fresh):
             return
@@ -117,7 +119,7 @@ class _BankMatrix:
             self.reserve(max(1024, need, 0 if self.matrix is None else self.matrix.shape[0] * 5 // 4), signs.shape[1])
         self.matrix[self.count : need] = quantized[fresh]
         self.scales[self.count : need] = scales[fresh]
-        self.bits[self.count : need] = signs[fresh]
+        self.bits[:, self.count : need] = signs[fresh].T
         self.rowids[self.count : need] = np.asarray(unit_rowids, dtype=np.int64)[fresh]
         self._index(self.rowids[self.count : need].copy(), np.arange(self.count, need, dtype=np.int64))
         self.count = need
@@ -139,6 +141,15 @@ class _BankMatrix:
         import numpy as np
 
         return np.einsum("ij,j->i", self.matrix[rows].astype(np.float32), query) * self.scales[rows]
+
+    def hamming(self, query_bits: Any) -> Any:
+        """Hamming distance (uint16) between ``query_bits`` and every valid row's sign bits."""
+        import numpy as np
+
+        distance = np.zeros(self.count, dtype=np.uint16)  # uint16: argpartition on it is 5x faster than on int64
+        for plane, word in zip(self.bits[:, : self.count], query_bits, strict=True):
+            distance += np.bitwise_count(plane ^ word)
+        return distance
 
     def dequantized(self) -> Any:
         """The valid rows as float32 (for benches that compare with an exact search)."""
@@ -225,8 +236,7 @@ class DenseIndex:
         if bank.count <= RESCORE:
             rows = np.arange(bank.count)
         else:
-            distance = np.bitwise_count(bank.bits[: bank.count] ^ sign_bits(query[None, :])).sum(axis=1)
-            rows = np.argpartition(distance, RESCORE - 1)[:RESCORE]
+            rows = np.argpartition(bank.hamming(sign_bits(query[None, :])[0]), RESCORE - 1)[:RESCORE]
         sims = bank.cosines(rows, query)
         k = min(k, len(rows))
         best = np.argpartition(-sims, k - 1)[:k]
