@@ -23,6 +23,7 @@ trailing ``[tags]`` removed, whitespace collapsed, case folded. A line shorter t
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import html
 import json
@@ -98,6 +99,25 @@ def _digest(key: str) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
+CACHED_LINE_CHARS = 400  # lines up to this long have their digests cached (4,096 of them: ≤ ~2 MB)
+
+
+def _line_digests(line: str) -> tuple[str, ...]:
+    """The hashed keys of one line. Cached for short lines: a block's lines come back turn after
+    turn (the same memories recalled again), and the regexes of :func:`line_keys` were most of
+    the hook's record cost."""
+    if len(line) > CACHED_LINE_CHARS:
+        return _digests_of(line)
+    return _cached_digests(line)
+
+
+def _digests_of(line: str) -> tuple[str, ...]:
+    return tuple(_digest(k) for k in line_keys(line))
+
+
+_cached_digests = functools.lru_cache(maxsize=4096)(_digests_of)
+
+
 _FIXED_LINES = {
     _normal(line)
     for line in (*BLOCK_HEADER[1:], MODELS_INTRO, MODELS_TRUNCATED, BLOCK_CLOSE, MODELS_OPEN, MODELS_CLOSE)
@@ -155,7 +175,7 @@ class InjectedLines:
 
     def remember(self, render: str) -> None:
         """Record every line of an injected block; writes the file only when something is new."""
-        new = [_digest(k) for line in render.split("\n") for k in line_keys(line)]
+        new = [digest for line in render.split("\n") for digest in _line_digests(line)]
         with self._lock:
             self._load()
             added = list(dict.fromkeys(k for k in new if k not in self._keys and k not in _FIXED))
@@ -249,11 +269,7 @@ def _sweep(folder: Path, keep: Path) -> None:
 
 
 def _echoed(line: str, known: frozenset[str]) -> bool:
-    for key in line_keys(line):
-        digest = _digest(key)
-        if digest in _FIXED or digest in known:
-            return True
-    return False
+    return any(digest in _FIXED or digest in known for digest in _line_digests(line))
 
 
 def scrub_text(text: str, known: frozenset[str] = frozenset()) -> str:
