@@ -69,12 +69,12 @@ def _spec_for(cfg: Config) -> Callable[[str], BankSpec]:
 def _run_migrate(ns: argparse.Namespace) -> int:
     from .backends.hindsight import HindsightBackend
     from .backends.local import LocalBackend
+    from .backends.local_documents import EmbeddedSource
     from .cli_progress import Progress
     from .config import load_config, resolve_api_key, resolve_local_path
     from .governance.redact import redact_error
     from .migrate import progress as progress_file
     from .migrate.run import Migration, Options
-    from .migrate.source import EmbeddedSource
     from .migrate.switch import CREDENTIALS_IN_URL, has_credentials
 
     cwd = cwd_of(ns)

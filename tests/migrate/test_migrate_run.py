@@ -26,9 +26,9 @@ from hindsight_hooks.backends.base import BackendError, BankSpec
 from hindsight_hooks.backends.hindsight import HindsightBackend
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_bank_io import import_records
+from hindsight_hooks.backends.local_documents import EmbeddedSource
 from hindsight_hooks.migrate.progress import Progress, run_key
 from hindsight_hooks.migrate.run import Migration, Options
-from hindsight_hooks.migrate.source import EmbeddedSource
 from hindsight_hooks.plugin.control.memories_jsonl import Parsed
 
 URL = "http://hindsight.test"

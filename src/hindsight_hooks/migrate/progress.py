@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
+from ..backends.local_documents import START, Cursor
 from ..fsutil import atomic_write_bytes, ensure_private_dir, move_aside
 from ..timefmt import iso_now
-from .source import START, Cursor
 
 VERSION = 1
 FILE_NAME = "migrate-progress.json"

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..backends.base import BackendError, BankSpec
+from ..backends.local_documents import START, EmbeddedSource, SourceDocument, SourceUnit
 from ..governance.redact import redact_text, redact_value
 from ..timefmt import epoch_from_iso, iso_from_epoch
-from .source import START, EmbeddedSource, SourceDocument, SourceUnit
 
 if TYPE_CHECKING:
     from ..backends.hindsight import HindsightBackend

@@ -1,8 +1,9 @@
-"""Reading the embedded store for a migration: banks, counts, and whole documents in a stable order.
+"""The embedded store's banks, counts, and whole documents in a stable order (what a migration reads).
 
-Everything goes through the store's own read snapshots (``LocalBackend._read``): the store may
-be open in a running session, and reading ``memory.db`` bytes behind SQLite's back is how
-data gets lost (ADR-120).
+Here, beside the store, because it reads the store's tables in the store's own read snapshots
+(``LocalBackend._read``): the store may be open in a running session, and reading
+``memory.db`` bytes behind SQLite's back is how data gets lost (ADR-120). ``migrate`` only
+sees the records below.
 
 A migration sends whole documents (ADR 150), ordered by (``created_at``, ``document_id``): the
 order they were first written, which never changes for a document (the table's implicit rowid
@@ -25,7 +26,7 @@ import orjson
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..backends.local import LocalBackend
+    from .local import LocalBackend
 
 CURRENT = "u.valid_until IS NULL AND u.superseded_by IS NULL"
 _DOCS_PER_READ = 200
