@@ -307,7 +307,7 @@ def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
     tag_sql, tag_params = tag_groups_sql([{"tags": ["t"], "match": "any_strict"}])
     search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO, ["world"], tag_sql, tag_params))
     plan = conn.execute(
-        "EXPLAIN QUERY PLAN " + search._ranked_sql, ['"plan"', 0, 1 << 50, "b", T0_ISO, "world", "t", 5]
+        "EXPLAIN QUERY PLAN " + search._ranked_sql, ['"plan"', 0, 1 << 50, 200, "b", T0_ISO, "world", "t", 5]
     ).fetchall()
     coroutine = next(row[0] for row in plan if row[3] == "CO-ROUTINE f")
     outer = [row[3] for row in plan if row[1] == 0]
@@ -318,26 +318,35 @@ def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
 
 def test_ranked_rows_equal_fts5s_own_rank_order_under_filters(tmp_path: Path) -> None:
     """The bm25 co-routine returns exactly what FTS5's ``ORDER BY rank`` returns: same rows (the
-    filters counted before LIMIT), same order, same ranks."""
+    filters counted before LIMIT), same order, same ranks — also when the filters pass too few of
+    the best matches it keeps at first (``rare``: one unit in ten), so it ranks them all again."""
     from hindsight_hooks.backends.local_query import CandidateSearch, Filters, tag_groups_sql
 
     backend = make(tmp_path)
     words = ["kafka", "broker", "topic", "lag", "consumer", "offset", "replica", "leader"]
     items = [
-        item(" ".join(words[(i * k) % 8] for k in range(1, 2 + i % 7)) + f" n{i}", f"d{i}", tags=[f"t{i % 3}"])
+        item(
+            " ".join(words[(i * k) % 8] for k in range(1, 2 + i % 7)) + f" n{i}",
+            f"d{i}",
+            tags=[f"t{i % 3}"] + (["rare"] if i % 10 == 0 else []),
+        )
         for i in range(400)
     ]
     backend.retain_batch("b", items, operation_id="op")
     conn = raw(backend.path)
-    tag_sql, tag_params = tag_groups_sql([{"tags": ["t1"], "match": "any_strict"}])
-    search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO, None, tag_sql, tag_params))
-    for expr in ['"kafka" OR "lag"', '"broker" OR "offset" OR "leader"', '"replica"']:
-        params = [expr, 0, 1 << 50, "b", T0_ISO, *tag_params, 30]
-        fast = conn.execute(search._ranked_sql, params).fetchall()
-        reference = conn.execute(search._ranked_by_fts_sql, params).fetchall()
-        assert len(fast) == 30
-        assert [r[0] for r in fast] == [r[0] for r in reference]
-        assert [r[-1] for r in fast] == pytest.approx([r[-1] for r in reference])
+    found = {"t1": 0, "rare": 0}
+    for tag in ("t1", "rare"):
+        tag_sql, tag_params = tag_groups_sql([{"tags": [tag], "match": "any_strict"}])
+        search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO, None, tag_sql, tag_params))
+        for expr in ['"kafka" OR "lag"', '"broker" OR "offset" OR "leader"', '"replica"']:
+            fast = search._ranked(expr, 0, 1 << 50, 30)
+            params = [expr, 0, 1 << 50, "b", T0_ISO, *tag_params, 30]
+            reference = conn.execute(search._ranked_by_fts_sql, params).fetchall()
+            assert len(fast) == (30 if tag == "t1" else len(reference))
+            assert [r[0] for r in fast] == [r[0] for r in reference]
+            assert [r[-1] for r in fast] == pytest.approx([r[-1] for r in reference])
+            found[tag] += len(fast)
+    assert found["rare"] > 0
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

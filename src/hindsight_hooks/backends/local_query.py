@@ -36,6 +36,7 @@ RANK_WINDOW = 2000
 assert RANK_CONFIG.startswith("bm25(")
 BM25_SQL = "bm25(units_fts, " + RANK_CONFIG.removeprefix("bm25(")
 MAX_WINDOWS = 32
+INNER_FACTOR, INNER_MIN = 4, 200  # best matches kept before the filters: max(4 · limit, 200)
 
 # Column positions in a candidate row.
 R_ROWID, R_ID, R_CONTENT, R_CONTEXT, R_TYPE, R_SOURCE, R_IMPORTANCE, R_CREATED, R_DOC, R_TAGS, R_OCCURRED, R_RANK = (
@@ -178,9 +179,13 @@ class CandidateSearch:
         # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
         # ``bm25()`` through SQLite's sorter costs ~30 % less than FTS5's own ``ORDER BY rank``
         # path, which is kept as the fallback should a SQLite ever hand the rows back unordered.
+        # The co-routine keeps only the best ``inner`` matches (SQLite's sorter then holds a bounded
+        # heap instead of sorting them all, ~12 % of the statement at 10k units); when fewer than
+        # ``limit`` of those pass the filters the statement runs again unbounded (``inner`` = -1),
+        # so the rows returned are the same either way.
         self._ranked_sql = (
             f"SELECT {RANK_COLUMNS}, f.r FROM (SELECT rowid AS rid, {BM25_SQL} AS r FROM units_fts "
-            "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT -1) AS f "
+            "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT ?) AS f "
             f"CROSS JOIN units AS u ON u.rowid = f.rid WHERE 1{where} LIMIT ?"
         )
         self._ranked_by_fts_sql = (
@@ -190,9 +195,12 @@ class CandidateSearch:
         )
 
     def _ranked(self, expr: str, lo: int, hi: int, limit: int) -> list[tuple[Any, ...]]:
-        params = [expr, lo, hi, *self._where_params, limit]
-        rows = self.conn.execute(self._ranked_sql, params).fetchall()
+        inner = max(INNER_FACTOR * limit, INNER_MIN)
+        rows = self.conn.execute(self._ranked_sql, [expr, lo, hi, inner, *self._where_params, limit]).fetchall()
+        if len(rows) < limit:  # the filters left too few of the best ``inner``: rank every match
+            rows = self.conn.execute(self._ranked_sql, [expr, lo, hi, -1, *self._where_params, limit]).fetchall()
         if any(rows[i][K_RANK] > rows[i + 1][K_RANK] for i in range(len(rows) - 1)):
+            params = [expr, lo, hi, *self._where_params, limit]
             rows = self.conn.execute(self._ranked_by_fts_sql, params).fetchall()
         return rows
 
