@@ -286,6 +286,40 @@ def test_budget_scales_how_many_matches_get_ranked(tmp_path: Path) -> None:
     assert backend.last_search_mode == "window"
 
 
+def test_kept_term_counts_follow_a_growing_bank_and_the_budget(tmp_path: Path) -> None:
+    """Counts kept between recalls (ADR 172) equal fresh ones after appends, across the cap, and
+    for a larger budget's cap; the recall's results are the same as without them."""
+    from hindsight_hooks.backends.local_query import CandidateSearch, Filters, TermCounts
+    from hindsight_hooks.backends.local_schema import slot_range
+
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(f"cache alpha note {i}", f"a{i}") for i in range(15)], operation_id="0")
+    conn = raw(backend.path)
+    slot = conn.execute("SELECT slot FROM banks WHERE bank_id = 'b'").fetchone()[0]
+    lo, _ = slot_range(slot)
+    kept = TermCounts()
+    terms = ["cach", "alpha", "beta", "note"]
+
+    def counts(window: int, store: TermCounts | None) -> list[int]:
+        top = conn.execute("SELECT max(rowid) FROM units WHERE rowid >= ?", (lo,)).fetchone()[0]
+        search = CandidateSearch(conn, lo, top, Filters("b", T0_ISO), window=window, counts=store)
+        return search._capped_counts(terms, lo, top)
+
+    assert counts(20, kept) == counts(20, None) == [15, 15, 0, 15]
+    for n, text in enumerate(["cache beta note", "cache alpha beta note", "cache beta"]):
+        backend.retain_batch("b", [item(f"{text} {i}", f"n{n}-{i}") for i in range(4)], operation_id=f"{n + 1}")
+        assert counts(20, kept) == counts(20, None)
+    assert counts(20, kept) == [21, 19, 12, 21]  # capped at window + 1
+    assert counts(40, kept) == counts(40, None) == [27, 19, 12, 23]  # a larger cap recounts what was capped
+    backend.rank_window = 15  # the pruned search, whose choice of terms reads the counts
+    recall(backend, "alpha beta gamma")
+    backend.retain_batch("b", [item(f"gamma beta {i}", f"g{i}") for i in range(6)], operation_id="9")
+    with_kept = recall(backend, "alpha beta gamma")
+    assert backend.last_search_mode.startswith("pruned")
+    backend._term_counts = TermCounts()
+    assert recall(backend, "alpha beta gamma") == with_kept != []
+
+
 def test_abort_signal_stops_recall(scored: LocalBackend) -> None:
     import threading
 

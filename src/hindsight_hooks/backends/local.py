@@ -41,7 +41,7 @@ from .local_edit import LocalEdit
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
 from .local_embedding import STARTUP_S as VECTOR_STARTUP_S
 from .local_embedding import VectorWorker
-from .local_query import MAX_WINDOWS, RANK_WINDOW
+from .local_query import MAX_WINDOWS, RANK_WINDOW, TermCounts
 from .local_recall import BUDGET_SCALE, LocalRecall
 from .local_retain import OPERATION_RETENTION_S, LocalRetain
 from .local_schema import SCHEMA_VERSION, check_fts5, prepare_file
@@ -75,6 +75,7 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
         # The [semantic] extra (ADR 116): vectors written by a background worker, searched in memory.
         self._semantic = semantic if embedder is None else None
         self._dense = DenseIndex()
+        self._term_counts = TermCounts()
         self._worker: VectorWorker | None = None
         self._vector_quiet_s = vector_quiet_s
         self._clock = clock or time.time

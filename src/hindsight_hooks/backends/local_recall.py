@@ -28,6 +28,7 @@ from .local_query import (
     CandidateSearch,
     Filters,
     SearchResult,
+    TermCounts,
     tag_groups_sql,
 )
 from .local_rank import (
@@ -55,6 +56,7 @@ class LocalRecall(LocalVectorWiring):
 
     rank_window: int
     max_windows: int
+    _term_counts: TermCounts
     recall_limit: int
     last_search_mode: str
 
@@ -101,7 +103,9 @@ class LocalRecall(LocalVectorWiring):
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
             # Hindsight's budget is search depth; here it scales how many matches get ranked.
             window = max(1, int(self.rank_window * BUDGET_SCALE.get(request.budget, 1.0)))
-            search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
+            search = CandidateSearch(
+                conn, lo, hi, filters, window=window, max_windows=self.max_windows, counts=self._term_counts
+            )
             need = max(limit * 3, 50)
             result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
             self.last_search_mode = result.mode
