@@ -229,3 +229,15 @@ def test_a_dated_line_is_recorded_without_its_date(tmp_path: Path) -> None:
     record.remember(dated)
     for quoted in ("We use Redis for the session cache.", "We use Redis for the session cache. [decision]"):
         assert scrub_text(quoted, record.keys()) == "", quoted
+
+
+def test_line_keys_are_stable_so_records_written_earlier_still_match() -> None:
+    """Records on disk hold hashes of these keys: the forms must not drift between versions."""
+    from hindsight_hooks.retain.echo_guard import line_keys
+
+    assert line_keys("1. Use  uv\u00a0for every\tinstall. [decision, repo:x] (2025-03-02)") == [
+        "use uv for every install. [decision, repo:x] (2025-03-02)",
+        "use uv for every install. [decision, repo:x]",
+        "use uv for every install.",
+    ]
+    assert line_keys("> - `We deploy on Fridays (never Mondays)`") == ["we deploy on fridays (never mondays)"]
