@@ -173,6 +173,7 @@ class CandidateSearch:
         self.window = max(1, window)
         self.max_windows = max(1, max_windows)
         where, self._where_params = filters.where()
+        self._counts: dict[str, int] = {}  # capped match counts per term, when the search needed them
         # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
         # that yields them best first; the CROSS JOIN keeps it the outer loop, so the filters run
         # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
@@ -228,6 +229,7 @@ class CandidateSearch:
         if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
         counts = self._capped_counts(terms, lo, hi)
+        self._counts = dict(zip(terms, counts, strict=True))
         if sum(counts) <= self.window or (
             max(counts) <= self.window and self._nth_newest(expr, lo, hi, self.window + 1) is None
         ):
@@ -247,6 +249,23 @@ class CandidateSearch:
             more = self._windows(expr, lo, hi, need - len(rows), {int(r[K_ROWID]) for r in rows})
             return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
+
+    def in_bank(self, terms: list[str]) -> list[str]:
+        """The ``terms`` that at least one unit of the bank holds (filters aside), in order.
+
+        Why: the coverage rule asks a unit to match a share of the query's terms, and a word that
+        no unit of the bank holds (a name the store never heard, a typo) can be matched by none:
+        counting it only raises the bar for every unit (ADR 160). One statement of at most 12
+        index lookups; the search's own match counts answer it when a large bank needed them.
+        """
+        if all(t in self._counts for t in terms):
+            return [t for t in terms if self._counts[t] > 0]
+        sub = ", ".join(
+            f"EXISTS (SELECT 1 FROM units_fts WHERE units_fts MATCH ?{i + 1} AND rowid BETWEEN {self.lo} AND {self.hi})"
+            for i in range(len(terms))
+        )
+        row = self.conn.execute("SELECT " + sub, [term_expression(t) for t in terms]).fetchone()
+        return [t for t, found in zip(terms, row, strict=True) if found]
 
     def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:
         collected: list[tuple[Any, ...]] = []

@@ -31,6 +31,7 @@ from .local_query import (
     tag_groups_sql,
 )
 from .local_rank import (
+    COVERAGE_MIN_TERMS,
     Candidate,
     covered_in_order,
     cut_to_budget,
@@ -114,7 +115,8 @@ class LocalRecall(LocalVectorWiring):
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
-            keys = term_keys(terms)
+            # Coverage counts only the terms the bank holds (ADR 160): a word no unit has cannot be covered.
+            keys = term_keys(search.in_bank(terms) if len(terms) >= COVERAGE_MIN_TERMS else terms)
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
                 floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
