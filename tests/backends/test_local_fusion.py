@@ -31,3 +31,17 @@ def test_cosines_below_the_floor_do_not_reorder_lexical_candidates() -> None:
     assert first.score > second.score
     fuse_scores([first, second], NOW, floor=0.0)  # without the floor the cosines would reorder them
     assert first.score == second.score
+
+
+def test_age_weighs_only_when_asked_for() -> None:
+    # Two units each first in one list: equal relevance. Without ``by_age`` the older is not
+    # penalised (a question about three weeks of chat asks about all of them alike, ADR 160);
+    # with it the docs/backends.md#embedded-store recency factor applies as before.
+    old = cand(1, rank=-5.0, dense=None)
+    old.created_epoch = NOW - 10 * 24 * 3600.0
+    new = cand(2, rank=None, dense=0.6)
+    fuse_scores([old, new], NOW, by_age=False)
+    assert old.score == new.score == round(0.8 * 1.0 + 0.2 * 0.5, 4)
+    fuse_scores([old, new], NOW, by_age=True)
+    assert new.score == final_score(0.8 * 1.0 + 0.1, NOW, NOW) > old.score
+    assert old.score == final_score(0.8 * 1.0 + 0.1, old.created_epoch, NOW)

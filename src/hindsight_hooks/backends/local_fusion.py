@@ -23,7 +23,12 @@ RRF_K = 60.0
 
 
 def fuse_scores(
-    candidates: list[Candidate], reference_epoch: float, floor: float = 0.0, period: frozenset[int] = frozenset()
+    candidates: list[Candidate],
+    reference_epoch: float,
+    floor: float = 0.0,
+    period: frozenset[int] = frozenset(),
+    *,
+    by_age: bool = True,
 ) -> None:
     """Fill ``score`` from the lexical order (``rank``), the vector order (``dense``) and, when the
     query names a time, the order of the units said then (ADR 118).
@@ -32,6 +37,9 @@ def fuse_scores(
     is not "found by its vector" (ADR 116), and ranking the lexical candidates by such cosines
     would only shuffle them. The time order holds the units said in the period (rowids in
     ``period``): those the words or the vector found first, in their order, then the newest.
+
+    ``by_age`` False (the query does not ask how things stand now, ADR 160): the recency factor
+    is left out, so a unit's age only breaks ties (newer first, ``order_candidates``).
     """
     lexical = sorted((c for c in candidates if c.rank is not None), key=lambda c: (c.rank, c.rowid))
     vector = sorted(
@@ -49,4 +57,5 @@ def fuse_scores(
     best = max(fused.values(), default=0.0)
     for cand in candidates:
         relevance = fused[id(cand)] / best if best > 0 else 0.0
-        cand.score = final_score(0.8 * relevance + 0.2 * cand.importance, cand.created_epoch, reference_epoch)
+        base = 0.8 * relevance + 0.2 * cand.importance
+        cand.score = final_score(base, cand.created_epoch, reference_epoch) if by_age else round(base, 4)

@@ -43,7 +43,7 @@ from .local_rank import (
 from .local_reflect import reflect_query, sandwich
 from .local_schema import slot_range
 from .local_text import StemFinder, content_words, query_terms
-from .local_time import newer_first, time_window
+from .local_time import asks_for_recent, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .tag_groups import TagGroupError, validate_tag_groups
@@ -120,7 +120,10 @@ class LocalRecall(LocalVectorWiring):
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
                 floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
-                fuse_scores(candidates, reference, floor, frozenset(said_then))
+                # Age weighs only when the question asks how things stand now, and never inside a
+                # named period (ADR 160); the lexical formula below keeps its recency as documented.
+                recent = not said_then and asks_for_recent(request.query)
+                fuse_scores(candidates, reference, floor, frozenset(said_then), by_age=recent)
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
