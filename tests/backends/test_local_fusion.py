@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight_hooks.backends.local_fusion import RRF_K, fuse_scores
+from hindsight_hooks.backends.local_fusion import RRF_K, SHORT_TEXT_CHARS, fuse_scores, vector_key
 from hindsight_hooks.backends.local_rank import Candidate, final_score
 
 NOW = 1_700_000_000.0
@@ -45,3 +45,14 @@ def test_age_weighs_only_when_asked_for() -> None:
     fuse_scores([old, new], NOW, by_age=True)
     assert new.score == final_score(0.8 * 1.0 + 0.1, NOW, NOW) > old.score
     assert old.score == final_score(0.8 * 1.0 + 0.1, old.created_epoch, NOW)
+
+
+def test_the_vector_order_discounts_short_texts_but_not_their_place_above_the_floor() -> None:
+    greeting = cand(1, rank=None, dense=0.6)
+    greeting.size = 22  # "Hi Kevin! How are you?": its vector is mostly the name's
+    answer = cand(2, rank=None, dense=0.45)
+    answer.size = 400
+    assert vector_key(greeting) == 0.6 * 22 / (22 + SHORT_TEXT_CHARS)
+    assert vector_key(cand(3, rank=None, dense=0.5)) == 0.5  # size unknown: the cosine as it is
+    fuse_scores([greeting, answer], NOW, floor=0.25)
+    assert answer.score > greeting.score > 0  # both found by their vector, the longer first

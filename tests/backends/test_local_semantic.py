@@ -55,6 +55,22 @@ def test_database_finds_postgres_and_reflect_answers_with_it(tmp_path: Path) -> 
     assert found(backend, "pizza") == ["I like pizza on fridays"]
 
 
+def test_a_greeting_that_shares_only_a_name_does_not_outrank_the_answer(tmp_path: Path) -> None:
+    # A static model's vector of a short greeting is little more than the name's vector, so the
+    # question naming Kevin found the greeting closest; short texts are discounted (ADR 160).
+    texts = [
+        "Hi Kevin! How are you?",
+        "Kevin plays football every weekend and trains with his club for the cup final",
+        *FACTS,
+    ]
+    backend = semantic_store(tmp_path / "memory.db", texts)
+    found(backend, "warm up")  # the first recall hands the matrix load to the worker
+    assert backend.wait_for_vectors(120)
+    hits = found(backend, "What sports does Kevin like?")
+    assert "dense" in backend.last_search_mode
+    assert hits[:2] == [texts[1], texts[0]]
+
+
 def test_without_the_extra_recall_is_lexical_as_before(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path / "memory.db")
     backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(FACTS)], operation_id="facts")

@@ -50,8 +50,14 @@ UNIT_COLUMNS = (
 # A ranked candidate carries only what scoring and ordering read; the text, tags and the rest
 # are fetched afterwards for the few candidates the coverage and budget rules look at
 # (``fetch_details``): most of the ~50 ranked rows are never shown.
-K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_RANK = range(5)
-RANK_COLUMNS = "u.rowid, u.id, u.importance, u.created_at"
+K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_SIZE, K_RANK = range(6)
+# ``K_SIZE``: the characters a unit's vector was computed from — its message plus its turn terms
+# (after the context's separator, ADR 052) — read by hybrid fusion to discount short texts (ADR 160).
+RANK_COLUMNS = (
+    "u.rowid, u.id, u.importance, u.created_at, "
+    "length(u.content) + CASE WHEN instr(u.context, char(30)) > 0 "
+    "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END"
+)
 D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED = range(8)
 DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at"
 
