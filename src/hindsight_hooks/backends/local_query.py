@@ -180,6 +180,7 @@ class CandidateSearch:
         self.max_windows = max(1, max_windows)
         where, self._where_params = filters.where()
         self._counts: dict[str, int] = {}  # capped match counts per term, when the search needed them
+        self._top: int | None = None  # the bank's highest rowid, once ``run`` read it
         # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
         # that yields them best first; the CROSS JOIN keeps it the outer loop, so the filters run
         # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
@@ -228,6 +229,7 @@ class CandidateSearch:
         top = self.conn.execute(
             "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (self.lo, self.hi)
         ).fetchone()
+        self._top = None if top is None else int(top[0])
         if top is None or need <= 0:
             return SearchResult([], "empty")
         hi = int(top[0])
@@ -256,22 +258,27 @@ class CandidateSearch:
             return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
 
-    def in_bank(self, terms: list[str]) -> list[str]:
-        """The ``terms`` that at least one unit of the bank holds (filters aside), in order.
+    def term_counts(self, terms: list[str]) -> list[int]:
+        """How many units of the bank match each term (filters aside), capped at ``window + 1``.
 
-        Why: the coverage rule asks a unit to match a share of the query's terms, and a word that
-        no unit of the bank holds (a name the store never heard, a typo) can be matched by none:
-        counting it only raises the bar for every unit (ADR 160). One statement of at most 12
-        index lookups; the search's own match counts answer it when a large bank needed them.
+        Why: the coverage rule counts only the terms the bank holds (a word no unit holds — a
+        name the store never heard, a typo — can be matched by none, and would only raise the
+        bar for every unit), and hybrid recall weighs each term's vector by its rarity (ADR 160).
+        The search's own counts answer when a large bank needed them; otherwise one statement
+        of at most 12 capped index reads.
         """
-        if all(t in self._counts for t in terms):
-            return [t for t in terms if self._counts[t] > 0]
-        sub = ", ".join(
-            f"EXISTS (SELECT 1 FROM units_fts WHERE units_fts MATCH ?{i + 1} AND rowid BETWEEN {self.lo} AND {self.hi})"
-            for i in range(len(terms))
-        )
-        row = self.conn.execute("SELECT " + sub, [term_expression(t) for t in terms]).fetchone()
-        return [t for t, found in zip(terms, row, strict=True) if found]
+        if not all(t in self._counts for t in terms):
+            self._counts.update(zip(terms, self._capped_counts(terms, self.lo, self.hi), strict=True))
+        return [self._counts[t] for t in terms]
+
+    def in_bank(self, terms: list[str]) -> list[str]:
+        """The ``terms`` that at least one unit of the bank holds, in order (see :meth:`term_counts`)."""
+        return [t for t, n in zip(terms, self.term_counts(terms), strict=True) if n > 0]
+
+    def bank_units(self) -> int:
+        """About how many units the bank holds: its rowid span as :meth:`run` found it (deleted
+        units still count; 0 before a run or for an empty bank)."""
+        return 0 if self._top is None else self._top - self.lo + 1
 
     def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:
         collected: list[tuple[Any, ...]] = []

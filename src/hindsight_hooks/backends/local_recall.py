@@ -30,6 +30,7 @@ from .local_query import (
     SearchResult,
     tag_groups_sql,
 )
+from .local_query_vector import bank_query, term_text
 from .local_rank import (
     COVERAGE_MIN_TERMS,
     Candidate,
@@ -87,11 +88,12 @@ class LocalRecall(LocalVectorWiring):
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
-        svec = None
+        svec = term_rows = None
         if self._semantic is not None and not self._semantic.ready:
             self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
         elif self._semantic is not None:  # the query's content words only once the model can embed them
             svec = self._semantic.query_vector(content_words(request.query))
+            term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
@@ -105,6 +107,8 @@ class LocalRecall(LocalVectorWiring):
             search = CandidateSearch(conn, lo, hi, filters, window=window, max_windows=self.max_windows)
             need = max(limit * 3, 50)
             result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
+            if svec is not None and term_rows is not None:  # each term weighed by its rarity here (ADR 160)
+                svec = bank_query(svec, term_rows, search.term_counts(terms), search.bank_units())
             self.last_search_mode = result.mode
             candidates = [ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
