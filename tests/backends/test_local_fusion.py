@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight_hooks.backends.local_fusion import RRF_K, fuse_scores
+from hindsight_hooks.backends.local_fusion import RRF_K, SHORT_TEXT_CHARS, fuse_scores, vector_key
 from hindsight_hooks.backends.local_rank import Candidate, final_score
 
 NOW = 1_700_000_000.0
@@ -31,3 +31,28 @@ def test_cosines_below_the_floor_do_not_reorder_lexical_candidates() -> None:
     assert first.score > second.score
     fuse_scores([first, second], NOW, floor=0.0)  # without the floor the cosines would reorder them
     assert first.score == second.score
+
+
+def test_age_weighs_only_when_asked_for() -> None:
+    # Two units each first in one list: equal relevance. Without ``by_age`` the older is not
+    # penalised (a question about three weeks of chat asks about all of them alike, ADR 160);
+    # with it the docs/backends.md#embedded-store recency factor applies as before.
+    old = cand(1, rank=-5.0, dense=None)
+    old.created_epoch = NOW - 10 * 24 * 3600.0
+    new = cand(2, rank=None, dense=0.6)
+    fuse_scores([old, new], NOW, by_age=False)
+    assert old.score == new.score == round(0.8 * 1.0 + 0.2 * 0.5, 4)
+    fuse_scores([old, new], NOW, by_age=True)
+    assert new.score == final_score(0.8 * 1.0 + 0.1, NOW, NOW) > old.score
+    assert old.score == final_score(0.8 * 1.0 + 0.1, old.created_epoch, NOW)
+
+
+def test_the_vector_order_discounts_short_texts_but_not_their_place_above_the_floor() -> None:
+    greeting = cand(1, rank=None, dense=0.6)
+    greeting.size = 22  # "Hi Kevin! How are you?": its vector is mostly the name's
+    answer = cand(2, rank=None, dense=0.45)
+    answer.size = 400
+    assert vector_key(greeting) == 0.6 * 22 / (22 + SHORT_TEXT_CHARS)
+    assert vector_key(cand(3, rank=None, dense=0.5)) == 0.5  # size unknown: the cosine as it is
+    fuse_scores([greeting, answer], NOW, floor=0.25)
+    assert answer.score > greeting.score > 0  # both found by their vector, the longer first

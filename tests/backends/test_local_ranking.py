@@ -132,6 +132,27 @@ def test_coverage_drops_units_matching_under_a_quarter_of_the_terms(tmp_path: Pa
     assert {t for t, _ in recall(backend, query)} == set(texts)
 
 
+def test_coverage_counts_only_the_terms_the_bank_holds(tmp_path: Path) -> None:
+    # Four of the nine terms occur in no unit of the bank (names the store never heard): no unit
+    # can cover them, so they must not raise the bar (ADR 160). Counted, the deploy note covered
+    # 2/9 < 25 % and was dropped; among the five the bank holds it covers 2/5.
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b",
+        [
+            item("we were deploying the new server image", "two"),
+            item("see you tonight", "one"),
+            item("rollback quickly if it fails", "two more"),
+        ],
+        operation_id="op",
+    )
+    query = "deployed servers tonight rollback quickly kestrel zanzibar quokka ocelot"
+    kept = {"we were deploying the new server image", "rollback quickly if it fails"}  # "tonight" alone: 1/5, cut
+    assert {t for t, _ in recall(backend, query)} == kept
+    backend.rank_window = 1  # the pruned path: the search's own match counts say which terms the bank holds
+    assert {t for t, _ in recall(backend, query)} == kept
+
+
 def test_repeated_stem_counts_once_for_coverage(tmp_path: Path) -> None:
     # Four spellings of one stem are one term (ADR 055): "schedule cron" has 2 terms, so no coverage
     # cut, and a unit saying only "cron" stays. Counted as 5 terms, it covered 1/5 < 25 % and was dropped.

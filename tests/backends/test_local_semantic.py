@@ -55,6 +55,39 @@ def test_database_finds_postgres_and_reflect_answers_with_it(tmp_path: Path) -> 
     assert found(backend, "pizza") == ["I like pizza on fridays"]
 
 
+def test_a_greeting_that_shares_only_a_name_does_not_outrank_the_answer(tmp_path: Path) -> None:
+    # A static model's vector of a short greeting is little more than the name's vector, so the
+    # question naming Kevin found the greeting closest; short texts are discounted (ADR 160).
+    texts = [
+        "Hi Kevin! How are you?",
+        "Kevin plays football every weekend and trains with his club for the cup final",
+        *FACTS,
+    ]
+    backend = semantic_store(tmp_path / "memory.db", texts)
+    found(backend, "warm up")  # the first recall hands the matrix load to the worker
+    assert backend.wait_for_vectors(120)
+    hits = found(backend, "What sports does Kevin like?")
+    assert "dense" in backend.last_search_mode
+    assert hits[0] == texts[1]
+
+
+def test_a_word_the_bank_says_everywhere_pulls_the_query_vector_less(tmp_path: Path) -> None:
+    # The query vector weighs each term by its rarity in the bank (ADR 160). With equal weights it
+    # is the model's own vector of the terms (raw token vectors summed, as the model pools them).
+    import numpy as np
+
+    from hindsight_hooks.backends.local_query_vector import weighted_query
+
+    rows = _EMBEDDER.term_vectors(["database", "use"])
+    assert rows is not None
+    same = weighted_query(rows, [0, 0], 10)
+    assert float(same @ _EMBEDDER.embed_array(["database use"])[0]) == pytest.approx(1.0, abs=1e-5)
+    common = weighted_query(rows, [0, 9], 10)  # "use" in 9 of 10 units: "database" leads
+    rare = weighted_query(rows, [9, 0], 10)
+    assert float(common @ rows[0]) > float(same @ rows[0]) > float(rare @ rows[0])
+    assert np.isclose(np.linalg.norm(common), 1.0)
+
+
 def test_without_the_extra_recall_is_lexical_as_before(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path / "memory.db")
     backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(FACTS)], operation_id="facts")

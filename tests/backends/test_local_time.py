@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local_time import newer_first, time_window
+from hindsight_hooks.backends.local_time import asks_for_recent, newer_first, time_window
 from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from tests.backends.test_local_support import item, make
 
@@ -50,6 +50,23 @@ def test_no_period_where_none_is_named(query: str) -> None:
 def test_only_the_end_of_a_long_query_is_read() -> None:
     old_mention = "on 2024-01-05 we met. " + "and then we talked about many other things. " * 10
     assert time_window(old_mention + "which cache do we use?", REF) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "recent"),
+    [
+        ("Which port is the admin dashboard listening on now?", True),
+        ("what is the latest on the deploy", True),
+        ("do we still pin httpx?", True),
+        ("what are we currently working on", True),
+        ("what sports does Paola watch?", False),
+        ("which database do we use?", False),
+        ("the nowhere flag and the stillborn branch", False),  # whole words only
+        ("now " + "x " * 200, False),  # only the end of a long query counts
+    ],
+)
+def test_a_question_about_how_things_stand_now(query: str, recent: bool) -> None:
+    assert asks_for_recent(query) is recent
 
 
 def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:

@@ -27,6 +27,7 @@ from .local_query import (
     K_IMPORTANCE,
     K_RANK,
     K_ROWID,
+    K_SIZE,
     R_CONTENT,
     R_CONTEXT,
     R_CREATED,
@@ -75,6 +76,7 @@ def ranked_candidate(row: tuple[Any, ...]) -> Candidate:
         created_at=created,
         created_epoch=epoch_from_iso(created) or 0.0,
         rank=float(row[K_RANK]),
+        size=int(row[K_SIZE] or 0),
     )
 
 

@@ -54,8 +54,14 @@ UNIT_COLUMNS = (
 # A ranked candidate carries only what scoring and ordering read; the text, tags and the rest
 # are fetched afterwards for the few candidates the coverage and budget rules look at
 # (``fetch_details``): most of the ~50 ranked rows are never shown.
-K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_RANK = range(5)
-RANK_COLUMNS = "u.rowid, u.id, u.importance, u.created_at"
+K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_SIZE, K_RANK = range(6)
+# ``K_SIZE``: the characters a unit's vector was computed from — its message plus its turn terms
+# (after the context's separator, ADR 052) — read by hybrid fusion to discount short texts (ADR 160).
+RANK_COLUMNS = (
+    "u.rowid, u.id, u.importance, u.created_at, "
+    "length(u.content) + CASE WHEN instr(u.context, char(30)) > 0 "
+    "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END"
+)
 D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED = range(8)
 DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at"
 
@@ -216,6 +222,8 @@ class CandidateSearch:
         self.window = max(1, window)
         self.max_windows = max(1, max_windows)
         where, self._where_params = filters.where()
+        self._counts: dict[str, int] = {}  # capped match counts per term, when the search needed them
+        self._top: int | None = None  # the bank's highest rowid, once ``run`` read it
         # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
         # that yields them best first; the CROSS JOIN keeps it the outer loop, so the filters run
         # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
@@ -287,16 +295,15 @@ class CandidateSearch:
     def run(self, terms: list[str], need: int, enough: int) -> SearchResult:
         """Up to ``need`` filtered candidates in bm25 order; ``enough`` = fewer triggers a fill."""
         expr = match_expression(terms)
-        top = self.conn.execute(
-            "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (self.lo, self.hi)
-        ).fetchone()
-        if top is None or need <= 0:
+        self._top = self._bank_top()
+        if self._top is None or need <= 0:
             return SearchResult([], "empty")
-        hi = int(top[0])
+        hi = self._top
         lo = self.lo
         if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
         counts = self._capped_counts(terms, lo, hi)
+        self._counts = dict(zip(terms, counts, strict=True))
         if sum(counts) <= self.window or (
             max(counts) <= self.window and self._nth_newest(expr, lo, hi, self.window + 1) is None
         ):
@@ -316,6 +323,40 @@ class CandidateSearch:
             more = self._windows(expr, lo, hi, need - len(rows), {int(r[K_ROWID]) for r in rows})
             return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
+
+    def term_counts(self, terms: list[str]) -> list[int]:
+        """How many units of the bank match each term (filters aside), capped at ``window + 1``.
+
+        Why: the coverage rule counts only the terms the bank holds (a word no unit holds — a
+        name the store never heard, a typo — can be matched by none, and would only raise the
+        bar for every unit), and hybrid recall weighs each term's vector by its rarity (ADR 160).
+        The search's own counts answer when a large bank needed them; otherwise one statement
+        of at most 12 capped index reads.
+        """
+        if not all(t in self._counts for t in terms):
+            if self._top is None:  # not read by a run yet (or the bank was empty then)
+                self._top = self._bank_top()
+            # Up to the bank's highest rowid, not the slot's end: kept counts (``TermCounts``)
+            # are brought up to date from the highest rowid they counted.
+            counts = [0] * len(terms) if self._top is None else self._capped_counts(terms, self.lo, self._top)
+            self._counts.update(zip(terms, counts, strict=True))
+        return [self._counts[t] for t in terms]
+
+    def _bank_top(self) -> int | None:
+        """The bank's highest unit rowid in this snapshot (``None`` for an empty bank)."""
+        top = self.conn.execute(
+            "SELECT rowid FROM units WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT 1", (self.lo, self.hi)
+        ).fetchone()
+        return None if top is None else int(top[0])
+
+    def in_bank(self, terms: list[str]) -> list[str]:
+        """The ``terms`` that at least one unit of the bank holds, in order (see :meth:`term_counts`)."""
+        return [t for t, n in zip(terms, self.term_counts(terms), strict=True) if n > 0]
+
+    def bank_units(self) -> int:
+        """About how many units the bank holds: its rowid span as :meth:`run` found it (deleted
+        units still count; 0 before a run or for an empty bank)."""
+        return 0 if self._top is None else self._top - self.lo + 1
 
     def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:
         collected: list[tuple[Any, ...]] = []

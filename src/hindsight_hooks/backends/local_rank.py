@@ -41,6 +41,7 @@ class Candidate:
     created_at: str
     created_epoch: float
     rank: float | None = None
+    size: int = 0  # characters behind the unit's vector (message + turn terms); 0 when not read
     content: str = ""
     context: str = ""
     type: str = ""

@@ -31,7 +31,9 @@ from .local_query import (
     TermCounts,
     tag_groups_sql,
 )
+from .local_query_vector import bank_query, term_text
 from .local_rank import (
+    COVERAGE_MIN_TERMS,
     Candidate,
     covered_in_order,
     cut_to_budget,
@@ -43,7 +45,7 @@ from .local_rank import (
 from .local_reflect import reflect_query, sandwich
 from .local_schema import slot_range
 from .local_text import StemFinder, content_words, query_terms
-from .local_time import newer_first, time_window
+from .local_time import asks_for_recent, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .tag_groups import TagGroupError, validate_tag_groups
@@ -88,11 +90,12 @@ class LocalRecall(LocalVectorWiring):
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
-        svec = None
+        svec = term_rows = None
         if self._semantic is not None and not self._semantic.ready:
             self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
         elif self._semantic is not None:  # the query's content words only once the model can embed them
             svec = self._semantic.query_vector(content_words(request.query))
+            term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
@@ -108,6 +111,8 @@ class LocalRecall(LocalVectorWiring):
             )
             need = max(limit * 3, 50)
             result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
+            if svec is not None and term_rows is not None:  # each term weighed by its rarity here (ADR 160)
+                svec = bank_query(svec, term_rows, search.term_counts(terms), search.bank_units())
             self.last_search_mode = result.mode
             candidates = [ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
@@ -118,11 +123,15 @@ class LocalRecall(LocalVectorWiring):
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
-            keys = term_keys(terms)
+            # Coverage counts only the terms the bank holds (ADR 160): a word no unit has cannot be covered.
+            keys = term_keys(search.in_bank(terms) if len(terms) >= COVERAGE_MIN_TERMS else terms)
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
                 floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
-                fuse_scores(candidates, reference, floor, frozenset(said_then))
+                # Age weighs only when the question asks how things stand now, and never inside a
+                # named period (ADR 160); the lexical formula below keeps its recency as documented.
+                recent = not said_then and asks_for_recent(request.query)
+                fuse_scores(candidates, reference, floor, frozenset(said_then), by_age=recent)
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)

@@ -7,6 +7,8 @@ Two small rules for the embedded store's recall, pure functions over text and ca
   the units said then can be fetched and put first. Only the query's last 300 characters are read:
   the plugin's query is the recent conversation, newest last, and a date the user mentioned ten
   messages ago must not steer every later recall.
+- :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
+  the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
   same thing (most of the shorter one's content words appear in the other): when a decision
   changed, the statement that holds now comes first, and both stay, each with its date.
@@ -106,6 +108,22 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         if 1970 <= year <= ref.year:
             return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
     return None
+
+
+_RECENT = re.compile(
+    r"\b(?:latest|newest|recent|recently|lately|now|nowadays|current|currently|still|anymore|these\s+days"
+    r"|at\s+the\s+moment)\b",
+    re.I,
+)
+
+
+def asks_for_recent(query: str) -> bool:
+    """Does the end of ``query`` ask about how things stand now ("which port is it *now*?")?
+
+    Hybrid recall weighs a unit's age only then (ADR 160): "what sports does she watch?" asks
+    about three weeks of chat alike, and an age penalty on it pushed older evidence out.
+    """
+    return _RECENT.search(query[-TAIL_CHARS:]) is not None
 
 
 # -- change of mind ------------------------------------------------------------------------------------

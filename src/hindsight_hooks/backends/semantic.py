@@ -42,6 +42,7 @@ MODEL_LABEL = f"{LIBRARY}-{CONFIG}-{DIM}"
 DENSE_FLOOR = 0.25
 DENSE_FLOORS = {256: DENSE_FLOOR, 128: 0.29}  # the same rule at 128 dimensions: 95th percentile 0.285
 _QUERY_CACHE = 32
+_TERM_CACHE = 12 * _QUERY_CACHE  # the terms of that many queries (at most 12 each)
 LAZY_LOAD_S = 2.0  # a recall starts the model load only in a process older than this
 _BATCH = 64
 
@@ -90,6 +91,7 @@ class StaticEmbedder:
         self._inner: Any = None
         self.error: str | None = None
         self._queries: OrderedDict[str, Matrix] = OrderedDict()
+        self._terms: OrderedDict[str, Matrix] = OrderedDict()
         self._born = time.monotonic()
 
     @property
@@ -180,3 +182,35 @@ class StaticEmbedder:
             while len(self._queries) > _QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector
+
+    def term_vectors(self, terms: list[str]) -> Matrix | None:
+        """One row per query term, *not* normalised (zeros for a term without a known token),
+        embedded once per distinct term and kept with the query cache: the banks of one turn
+        share them.
+
+        Not normalised because the model's own pooling averages raw token vectors, whose lengths
+        differ ("database" ~16, "use" ~6): their plain sum is the model's vector of the terms,
+        and hybrid recall weighs each row by the term's rarity in the bank (ADR 160). None while
+        the model is still loading.
+        """
+        import numpy as np
+
+        if not self._ready.is_set():
+            self.start_loading_if_settled()
+            return None
+        with self._lock:
+            have = {t: self._terms[t] for t in terms if t in self._terms}
+        missing = [t for t in dict.fromkeys(terms) if t not in have]
+        if missing:
+            raw = np.asarray(self._inner.embed(missing, norm=False, batch_size=_BATCH), dtype=np.float32)
+            raw[~np.isfinite(raw).all(axis=1)] = 0.0
+            have.update(zip(missing, raw, strict=True))
+        with self._lock:
+            for term, row in have.items():
+                self._terms[term] = row
+                self._terms.move_to_end(term)
+            while len(self._terms) > _TERM_CACHE:
+                self._terms.popitem(last=False)
+        if not terms:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([have[t] for t in terms])
