@@ -90,17 +90,17 @@ class LocalRecall(LocalVectorWiring):
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
-        svec = term_rows = None
+        semantic, term_rows = False, None
         if self._semantic is not None and not self._semantic.ready:
             self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
-        elif self._semantic is not None:  # the query's content words only once the model can embed them
-            svec = self._semantic.query_vector(content_words(request.query))
+        elif self._semantic is not None:  # vectors only once the model can embed them
+            semantic = True
             term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
                 raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
-            if not terms and svec is None:
+            if not terms and not semantic:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
@@ -111,8 +111,7 @@ class LocalRecall(LocalVectorWiring):
             )
             need = max(limit * 3, 50)
             result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
-            if svec is not None and term_rows is not None:  # each term weighed by its rarity here (ADR 160)
-                svec = bank_query(svec, term_rows, search.term_counts(terms), search.bank_units())
+            svec = self._query_vector(request.query, terms, term_rows, search) if semantic else None
             self.last_search_mode = result.mode
             candidates = [ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
@@ -174,6 +173,16 @@ class LocalRecall(LocalVectorWiring):
                 candidates.append(cand)
         inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
         return inside
+
+    def _query_vector(self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch) -> Any:
+        """The query's vector in this bank: its terms weighed by their rarity here (ADR 160), else
+        (no term with a vector) the vector of its content words, computed only then."""
+        assert self._semantic is not None
+        if term_rows is not None:
+            weighted = bank_query(None, term_rows, search.term_counts(terms), search.bank_units())
+            if weighted is not None:
+                return weighted
+        return self._semantic.query_vector(content_words(query))
 
     def _add_semantic(
         self,
