@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from ...backends.base import BackendError, MemoryHit, RecallRequest, ReflectRequest, same_text_key
+from ...backends.base import BackendError, MemoryBackend, MemoryHit, RecallRequest, ReflectRequest, same_text_key
 from ...backends.capabilities import unit_editor
 from ...governance import identity as ident
 from ...governance.redact import redact_error, redact_text, redact_value
@@ -125,6 +125,17 @@ def _read_gate(rt: SessionRuntime) -> ToolResult | None:
     if eff.mode == "ignored":
         return ToolResult.error("recall disabled for this session", "disabled")
     return None
+
+
+def _readable_backend(rt: SessionRuntime) -> MemoryBackend | ToolResult:
+    """The backend a read tool (recall, reflect) uses, or the refusal it answers with."""
+    blocked = _read_gate(rt)
+    if blocked is not None:
+        return blocked
+    backend = rt.backend()
+    if backend is None:
+        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    return backend
 
 
 def _write_gate(rt: SessionRuntime, what: str) -> ToolResult | None:
@@ -333,12 +344,9 @@ def _banks_for(rt: SessionRuntime, bank: str) -> list[tuple[str, list[dict[str, 
 
 
 def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
-    blocked = _read_gate(rt)
-    if blocked is not None:
-        return blocked
-    backend = rt.backend()
-    if backend is None:
-        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    backend = _readable_backend(rt)
+    if isinstance(backend, ToolResult):
+        return backend
     scopes = _banks_for(rt, p.bank)
     if not scopes:
         return ToolResult.error("no memory bank is configured for this scope", "config")
@@ -437,12 +445,9 @@ def _local_bullet(h: MemoryHit) -> str:
 
 # -- reflect ----------------------------------------------------------------------------------
 def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
-    blocked = _read_gate(rt)
-    if blocked is not None:
-        return blocked
-    backend = rt.backend()
-    if backend is None:
-        return ToolResult.error(rt.not_initialised_message(), "not_initialised")
+    backend = _readable_backend(rt)
+    if isinstance(backend, ToolResult):
+        return backend
     scope = _scope_for(rt, "user" if p.bank in ("user", "global") else "project")
     if scope is None:
         return ToolResult.error("no memory bank is configured for this scope", "config")
