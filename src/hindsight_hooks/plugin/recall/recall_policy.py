@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ...backends.base import BackendError, MemoryBackend, RecallRequest, server_unreachable
+from ...backends.base import BackendError, MemoryBackend, RecallRequest, RecallResult, server_unreachable
 from ...governance import identity as ident
 from ...governance.redact import redact_error
 from ...governance.session_meta import effective
@@ -205,14 +205,10 @@ def _recall_all(
             rt.start_cooldown(scope.bank_id)
             continue
         try:
-            result = fut.result()
+            outcome: RecallResult | Exception = fut.result()
         except Exception as exc:
-            if _bank_not_made_yet(exc):
-                blocks.append(BankBlock(scope.bank_id, query, []))
-                continue
-            failures.append(_failed(rt, scope, query, exc))
-            continue
-        blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
+            outcome = exc
+        _settle(rt, scope, query, outcome, blocks, failures)
     abandon.set()
     return blocks, failures, False
 
@@ -241,16 +237,12 @@ def _recall_inline(
             continue
         try:
             with rt.backend_use():
-                result = backend.recall(scope.bank_id, request, left, signal)
+                outcome: RecallResult | Exception = backend.recall(scope.bank_id, request, left, signal)
         except Exception as exc:
             if isinstance(exc, BackendError) and exc.kind == "aborted" and signal.is_set():
                 return [], [], True
-            if _bank_not_made_yet(exc):
-                blocks.append(BankBlock(scope.bank_id, query, []))
-                continue
-            failures.append(_failed(rt, scope, query, exc))
-            continue
-        blocks.append(BankBlock(scope.bank_id, query, list(result.hits)))
+            outcome = exc
+        _settle(rt, scope, query, outcome, blocks, failures)
     if signal.is_set():
         return [], [], True
     return blocks, failures, False
@@ -270,6 +262,23 @@ def _recall_one(
         if abandon.is_set():
             raise BackendError("recall", "aborted", "request aborted")
         return backend.recall(bank_id, request, max(0.001, deadline - time.monotonic()), abandon)
+
+
+def _settle(
+    rt: SessionRuntime,
+    scope: Scope,
+    query: str,
+    outcome: RecallResult | Exception,
+    blocks: list[BankBlock],
+    failures: list[dict[str, Any]],
+) -> None:
+    """One bank's recall, as a block or a failure (the pool and the inline paths alike)."""
+    if not isinstance(outcome, Exception):
+        blocks.append(BankBlock(scope.bank_id, query, list(outcome.hits)))
+    elif _bank_not_made_yet(outcome):
+        blocks.append(BankBlock(scope.bank_id, query, []))
+    else:
+        failures.append(_failed(rt, scope, query, outcome))
 
 
 def _bank_not_made_yet(exc: Exception) -> bool:
