@@ -47,6 +47,29 @@ LAZY_LOAD_S = 2.0  # a recall starts the model load only in a process older than
 _BATCH = 64
 
 
+class _Recent:
+    """The newest ``size`` vectors by text (a thread-safe LRU): the banks of one turn share them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[str, Matrix] = OrderedDict()
+
+    def get(self, key: str) -> Matrix | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Matrix) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
 def available() -> bool:
     """True when the ``[semantic]`` extra is installed (checked without importing it)."""
     return importlib.util.find_spec(LIBRARY) is not None and importlib.util.find_spec("numpy") is not None
@@ -84,14 +107,14 @@ class StaticEmbedder:
         self.lazy_load_s = lazy_load_s
         self.floor = DENSE_FLOORS[dim]
         self.model = MODEL_LABEL if dim == DIM else f"{LIBRARY}-{CONFIG}-{DIM}-trunc{dim}"
-        self._lock = threading.Lock()  # the thread handle and the query cache (never held while loading)
+        self._lock = threading.Lock()  # the thread handle (never held while loading)
         self._load_lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
         self._inner: Any = None
         self.error: str | None = None
-        self._queries: OrderedDict[str, Matrix] = OrderedDict()
-        self._terms: OrderedDict[str, Matrix] = OrderedDict()
+        self._queries = _Recent(_QUERY_CACHE)
+        self._terms = _Recent(_TERM_CACHE)
         self._born = time.monotonic()
 
     @property
@@ -171,16 +194,11 @@ class StaticEmbedder:
         if not self._ready.is_set():
             self.start_loading_if_settled()
             return None
-        with self._lock:
-            cached = self._queries.get(text)
-            if cached is not None:
-                self._queries.move_to_end(text)
-                return cached
+        cached = self._queries.get(text)
+        if cached is not None:
+            return cached
         vector: Matrix = self.embed_array([text])[0]
-        with self._lock:
-            self._queries[text] = vector
-            while len(self._queries) > _QUERY_CACHE:
-                self._queries.popitem(last=False)
+        self._queries.put(text, vector)
         return vector
 
     def term_vectors(self, terms: list[str]) -> Matrix | None:
@@ -198,19 +216,18 @@ class StaticEmbedder:
         if not self._ready.is_set():
             self.start_loading_if_settled()
             return None
-        with self._lock:
-            have = {t: self._terms[t] for t in terms if t in self._terms}
+        have: dict[str, Matrix] = {}
+        for term in dict.fromkeys(terms):
+            row = self._terms.get(term)
+            if row is not None:
+                have[term] = row
         missing = [t for t in dict.fromkeys(terms) if t not in have]
         if missing:
             raw = np.asarray(self._inner.embed(missing, norm=False, batch_size=_BATCH), dtype=np.float32)
             raw[~np.isfinite(raw).all(axis=1)] = 0.0
-            have.update(zip(missing, raw, strict=True))
-        with self._lock:
-            for term, row in have.items():
-                self._terms[term] = row
-                self._terms.move_to_end(term)
-            while len(self._terms) > _TERM_CACHE:
-                self._terms.popitem(last=False)
+            for term, row in zip(missing, raw, strict=True):
+                have[term] = row
+                self._terms.put(term, row)
         if not terms:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([have[t] for t in terms])
