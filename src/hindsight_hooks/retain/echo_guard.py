@@ -142,7 +142,7 @@ class InjectedLines:
         self._lock = threading.Lock()
         self._keys: dict[str, None] = {}  # insertion-ordered set
         self._in_file = 0  # hashes the file holds (appended batches included), for compaction
-        self._tail = _CLEAN  # how the file ends: the next write must not glue onto a line
+        self._appendable = True  # False: the file does not end with a whole line, so rewrite it
         self._loaded = False
 
     def _load(self) -> None:
@@ -162,7 +162,7 @@ class InjectedLines:
         if parsed is None:
             self._quarantine()
             return
-        keys, self._tail = parsed
+        keys, self._appendable = parsed
         self._in_file = len(keys)
         self._keys = dict.fromkeys(keys)
         while len(self._keys) > MAX_KEYS:
@@ -195,19 +195,18 @@ class InjectedLines:
         first = not self.path.exists()
         if first:
             ensure_private_dir(self.path.parent)
-        if first or self._tail == _TORN or self._in_file + len(added) > 2 * MAX_KEYS:
+        if first or not self._appendable or self._in_file + len(added) > 2 * MAX_KEYS:
             snapshot = json.dumps({"version": RECORD_VERSION, "keys": list(self._keys)}) + "\n"
             atomic_write_bytes(self.path, snapshot.encode("utf-8"), durable=False)
             self._in_file = len(self._keys)
         else:
-            lead = "\n" if self._tail == _UNTERMINATED else ""  # a version-1 record has no final newline
             fd = open_private_append(self.path)
             try:
-                os.write(fd, (lead + json.dumps(added) + "\n").encode("utf-8"))
+                os.write(fd, (json.dumps(added) + "\n").encode("utf-8"))
             finally:
                 os.close(fd)
             self._in_file += len(added)
-        self._tail = _CLEAN
+        self._appendable = True
         if first:
             _sweep(self.path.parent, keep=self.path)
 
@@ -217,41 +216,34 @@ class InjectedLines:
             return frozenset(self._keys)
 
 
-_CLEAN, _UNTERMINATED, _TORN = "clean", "unterminated", "torn"
+def _parse_record(raw: bytes) -> tuple[list[str], bool] | None:
+    """The hashes of a record, oldest first, and whether an append may follow it; ``None`` when
+    it is not one of ours.
 
-
-def _parse_record(raw: bytes) -> tuple[list[str], str] | None:
-    """The hashes of a record, oldest first, and how it ends; ``None`` when it is not one of ours.
-
-    The first line must be the snapshot object. A later last line without its newline that does
-    not parse is an append cut short (a crash or a full disk): it is left out (only those hashes
-    are lost) and the next write rewrites the file. A snapshot without a newline is a version-1
-    record. Anything else is corrupt.
+    The first line must be the snapshot object; a version-1 record is that object without a
+    final newline. A last line without its newline that does not parse, after the snapshot, is
+    an append cut short (a crash or a full disk): it is left out, so only its hashes are lost.
+    Anything else is corrupt. Only a file whose every line ends with a newline may be appended
+    to; any other (version 1, torn, empty) gets a snapshot on the next write.
     """
-    lines = raw.split(b"\n")
-    torn = lines.pop() if lines else b""
-    keys: list[str] = []
-    tail = _UNTERMINATED if torn.strip() else _CLEAN
-    seen = False
-    for number, line in enumerate([*lines, torn]):
+    *lines, last = raw.split(b"\n")
+    keys: list[str] | None = None
+    for number, line in enumerate([*lines, last]):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except ValueError:
-            if number == len(lines) and seen:  # the unterminated last line, after the snapshot
-                return keys, _TORN
+            if number == len(lines) and keys is not None:  # the last line: an append cut short
+                return keys, False
             return None
-        if not seen:
-            if not (isinstance(value, dict) and isinstance(value.get("keys"), list)):
-                return None
+        if keys is None and isinstance(value, dict) and isinstance(value.get("keys"), list):
             keys = [k for k in value["keys"] if isinstance(k, str)]
-        elif isinstance(value, list):
+        elif keys is not None and isinstance(value, list):
             keys.extend(k for k in value if isinstance(k, str))
         else:
             return None
-        seen = True
-    return (keys, tail) if seen else ([], _TORN)  # an empty file gets its snapshot on the next write
+    return (keys, not last.strip()) if keys is not None else ([], False)
 
 
 # Every fixed line contains one of these (case-folded): text without any skips the line checks.
