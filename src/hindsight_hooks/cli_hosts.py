@@ -16,13 +16,8 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hindsight_hooks.cli import cwd_of, register
-
-if TYPE_CHECKING:
-    from hindsight_hooks.hosts.install import Change
-    from hindsight_hooks.hosts.mcp_config import McpChange
 
 INSTALLABLE = ("claude-code", "pi", "hermes", "codex", "gemini")
 
@@ -63,58 +58,6 @@ def _target(ns: argparse.Namespace) -> Path:
     from hindsight_hooks.hosts.claude_code import settings_path
 
     return settings_path(ns.scope, cwd_of(ns))
-
-
-def _report(ns: argparse.Namespace, change: Change, mcp: McpChange, verb: str) -> int:
-    folder = _commands_folder(ns)
-    if ns.json:
-        print(
-            json.dumps(
-                {
-                    "host": ns.host,
-                    "scope": ns.scope,
-                    "settings": str(change.path),
-                    "changed": change.changed,
-                    "added": change.added,
-                    "removed": change.removed,
-                    "backup": str(change.backup) if change.backup else None,
-                    "deleted": change.deleted,
-                    "commands": str(folder),
-                    "command_files": change.files,
-                    "mcp": str(mcp.path),
-                    "mcp_changed": mcp.changed,
-                    "mcp_skipped": mcp.skipped,
-                    "mcp_backup": str(mcp.backup) if mcp.backup else None,
-                }
-            )
-        )
-        return 0
-    if not change.changed and not change.files and not mcp.changed:
-        state = "already installed" if verb == "install" else "nothing of ours to remove"
-        print(f"{ns.host}: {state} in {change.path}")
-        if mcp.skipped:
-            print(f"{ns.host}: {mcp.skipped}; left as it is")
-        return 0
-    if change.changed and verb == "install":
-        print(f"{ns.host}: hooks for {', '.join(change.added) or 'every event (unchanged)'} and permission to")
-        print(f"  call our read-only memory tools without asking written to {change.path}")
-    elif change.changed:
-        print(f"{ns.host}: removed our hooks and tool permissions from {change.path}")
-        if change.deleted:
-            print(f"{change.path} held nothing else and was removed")
-    if change.backup:
-        print(f"the previous file is saved as {change.backup}")
-    if change.files:
-        names = ", ".join(f"/hindsight:{name.removesuffix('.md')}" for name in change.files)
-        print(f"{ns.host}: slash commands {'written' if verb == 'install' else 'removed'} in {folder}: {names}")
-    if mcp.changed:
-        where = "added to" if verb == "install" else "removed from"
-        print(f"{ns.host}: MCP server 'hindsight' (hindsight-hooks mcp) {where} {mcp.path}")
-        if mcp.backup:
-            print(f"the previous file is saved as {mcp.backup}")
-    if mcp.skipped:
-        print(f"{ns.host}: {mcp.skipped}; left as it is")
-    return 0
 
 
 def _commands_folder(ns: argparse.Namespace) -> Path:
@@ -187,7 +130,7 @@ def _run_claude_code(ns: argparse.Namespace, verb: str) -> int:
     before both.
     """
     from hindsight_hooks.hosts import claude_mcp
-    from hindsight_hooks.hosts.agent_install import keep_original_backup, read_bytes
+    from hindsight_hooks.hosts.agent_install import Report, keep_original_backup, read_bytes
     from hindsight_hooks.hosts.claude_code import hook_specs
     from hindsight_hooks.hosts.claude_commands import command_files, console_script
     from hindsight_hooks.hosts.install import (
@@ -220,7 +163,17 @@ def _run_claude_code(ns: argparse.Namespace, verb: str) -> int:
     except (SettingsError, OSError) as exc:
         print(f"hindsight-hooks {verb}: {exc}")
         return 1
-    return _report(ns, change, mcp, verb)
+    report = Report(ns.host, ns.scope, verb, hooks=change, mcp_path=mcp.path, mcp_changed=mcp.changed,
+                    mcp_skipped=mcp.skipped, mcp_backup=mcp.backup, commands_folder=_commands_folder(ns),
+                    command_files=change.files)  # fmt: skip
+    if allowed:
+        done = "permission to call our read-only memory tools without asking written to"
+        undone = "removed our tool permissions from"
+        report.notes.append(f"{ns.host}: {done if verb == 'install' else undone} {settings}")
+    if change.deleted:
+        report.notes.append(f"{settings} held nothing else and was removed")
+    print(json.dumps(report.as_json()) if ns.json else "\n".join(report.lines()))
+    return 0
 
 
 _RUNNERS: dict[str, Callable[[argparse.Namespace, str], int]] = {

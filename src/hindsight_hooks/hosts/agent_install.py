@@ -81,7 +81,7 @@ class Report:
         out: list[str] = []
         hooks = self.hooks
         installing = self.verb == "install"
-        if hooks is not None and hooks.changed:
+        if hooks is not None and hooks.changed and (hooks.added if installing else hooks.removed):
             if installing:
                 out.append(f"{self.host}: hooks for {', '.join(hooks.added)} written to {hooks.path}")
             else:
@@ -101,7 +101,7 @@ class Report:
             out.append(f"{self.host}: policy {'written' if installing else 'removed'}: {self.policy}")
         for backup in dict.fromkeys(b for b in (hooks.backup if hooks else None, self.mcp_backup) if b):
             out.append(f"the previous file is saved as {backup}")
-        if not out:
+        if not out and not self.changed:
             where = hooks.path if hooks is not None else self.mcp_path
             out.append(f"{self.host}: {'already installed' if installing else 'nothing of ours to remove'} in {where}")
             return out
