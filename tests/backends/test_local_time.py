@@ -30,6 +30,12 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("three days ago", "2025-03-17", "2025-03-18"),
         ("what did we ship in May 2024", "2024-05-01", "2024-06-01"),
         ("releases in 2024", "2024-01-01", "2025-01-01"),
+        ("what did we cook on 22.01.2024?", "2024-01-22", "2024-01-23"),  # dotted: day first
+        ("on 2.3.2024", "2024-03-02", "2024-03-03"),
+        ("the notes of 10.01.2024.", "2024-01-10", "2024-01-11"),  # a sentence's full stop after it
+        ("on 2024/01/23", "2024-01-23", "2024-01-24"),
+        ("on 23/01/2024", "2024-01-23", "2024-01-24"),  # 23 cannot be a month: day first
+        ("on 01/23/2024", "2024-01-23", "2024-01-24"),  # month first
     ],
 )
 def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
@@ -42,7 +48,17 @@ def day_of(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).date().isoformat()
 
 
-@pytest.mark.parametrize("query", ["which cache do we use?", "port 2024 of the proxy", "we may 4x the budget"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which cache do we use?",
+        "port 2024 of the proxy",
+        "we may 4x the budget",
+        "what happened on 03/04/2024?",  # March 4 or 3 April: the numbers cannot tell
+        "on 31.02.2024",  # no such day
+        "release 1.2.3.2024 of the tool",  # a version, not a date
+    ],
+)
 def test_no_period_where_none_is_named(query: str) -> None:
     assert time_window(query, REF) is None
 
@@ -114,6 +130,19 @@ def test_a_question_about_a_day_finds_what_was_said_that_day(tmp_path: Path) -> 
     assert hits[0].text == "We picked Kafka for the event bus"
     assert "+time" in backend.last_search_mode
     assert {h.text for h in hits[1:]} <= {"We picked Redis for caching"}  # found by its words, after
+
+
+def test_a_question_with_a_dotted_date_finds_what_was_said_that_day(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    said = [
+        ("We picked Kafka for the event bus", "2025-03-04T15:00:00Z"),
+        ("We picked Redis for caching", "2025-02-10T15:00:00Z"),
+    ]
+    for n, (text, stamp) in enumerate(said):
+        backend.retain_batch("b", [item(text, f"d{n}", timestamp=stamp)], operation_id=f"op{n}")
+    hits = backend.recall("b", RecallRequest(query="what did we pick on 04.03.2025?", query_timestamp=LATER)).hits
+    assert hits[0].text == "We picked Kafka for the event bus"
+    assert "+time" in backend.last_search_mode
 
 
 def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 Two small rules for the embedded store's recall, pure functions over text and candidates:
 
 - :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
+  "23.01.2024",
   "yesterday", "last week", "3 days ago", "in 2024") relative to the recall's reference time, so
   the units said then can be fetched and put first. Only the query's last 300 characters are read:
   the plugin's query is the recent conversation, newest last, and a date the user mentioned ten
@@ -39,6 +40,12 @@ _MONTHS = {
 }  # fmt: skip
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+# Numeric dates: "23.01.2024" is day first wherever dots are written; with slashes, "2024/01/23" is
+# year first, and "23/01/2024" or "01/23/2024" is read only when one part cannot be a month (the
+# other is then the month): "03/04/2024" is March 4 in one country and 3 April in another.
+_DOTTED = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)")
+_YEAR_SLASH = re.compile(r"(?<![\d/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\d/])")
+_SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}}))?", re.I)
 _MONTH_YEAR = re.compile(rf"\b(?:in\s+)?({_MONTH})\s+(\d{{4}})\b", re.I)
@@ -72,6 +79,22 @@ def _month(year: int, month: int) -> Window:
     return start.timestamp(), end.timestamp()
 
 
+def _numeric_date(text: str) -> Window | None:
+    """A day written in digits other than ISO: dotted day-month-year, year/month/day, or a slashed
+    date whose order its numbers settle (None when they do not)."""
+    if m := _DOTTED.search(text):
+        return _day(int(m[3]), int(m[2]), int(m[1]))
+    if m := _YEAR_SLASH.search(text):
+        return _day(int(m[1]), int(m[2]), int(m[3]))
+    for m in _SLASH.finditer(text):
+        first, second, year = int(m[1]), int(m[2]), int(m[3])
+        if first > 12 >= second:
+            return _day(year, second, first)
+        if second > 12 >= first:
+            return _day(year, first, second)
+    return None
+
+
 def time_window(query: str, reference_epoch: float) -> Window | None:
     """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None."""
     text = query[-TAIL_CHARS:]
@@ -79,6 +102,8 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     if m := _ISO.search(text):
         return _day(int(m[1]), int(m[2]), int(m[3]))
+    if numeric := _numeric_date(text):
+        return numeric
     if m := _MONTH_DAY.search(text):
         month, day = _MONTHS[m[1].lower()], int(m[2])
         return _day(int(m[3]), month, day) if m[3] else _latest(month, day, ref)
