@@ -36,6 +36,13 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("on 2024/01/23", "2024-01-23", "2024-01-24"),
         ("on 23/01/2024", "2024-01-23", "2024-01-24"),  # 23 cannot be a month: day first
         ("on 01/23/2024", "2024-01-23", "2024-01-24"),  # month first
+        ("what did we do on Friday?", "2025-03-14", "2025-03-15"),  # REF is a Thursday
+        ("last Thursday", "2025-03-13", "2025-03-14"),  # today is one: the one before
+        ("this past Wednesday", "2025-03-19", "2025-03-20"),
+        ("the day before yesterday", "2025-03-18", "2025-03-19"),
+        ("what did we ship this week", "2025-03-17", "2025-03-21"),  # from Monday, today included
+        ("this month", "2025-03-01", "2025-03-21"),
+        ("what broke last year", "2024-01-01", "2025-01-01"),
     ],
 )
 def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
@@ -57,6 +64,8 @@ def day_of(epoch: float) -> str:
         "what happened on 03/04/2024?",  # March 4 or 3 April: the numbers cannot tell
         "on 31.02.2024",  # no such day
         "release 1.2.3.2024 of the tool",  # a version, not a date
+        "the cron runs every Friday",  # a habit, not a day asked about
+        "Friday is our release day",
     ],
 )
 def test_no_period_where_none_is_named(query: str) -> None:

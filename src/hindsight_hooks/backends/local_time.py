@@ -3,11 +3,10 @@
 Two small rules for the embedded store's recall, pure functions over text and candidates:
 
 - :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
-  "23.01.2024",
-  "yesterday", "last week", "3 days ago", "in 2024") relative to the recall's reference time, so
-  the units said then can be fetched and put first. Only the query's last 300 characters are read:
-  the plugin's query is the recent conversation, newest last, and a date the user mentioned ten
-  messages ago must not steer every later recall.
+  "23.01.2024", "on Friday", "this week", "yesterday", "last week", "3 days ago", "in 2024")
+  relative to the recall's reference time, so the units said then can be fetched and put first.
+  Only the query's last 300 characters are read: the plugin's query is the recent conversation,
+  newest last, and a date the user mentioned ten messages ago must not steer every later recall.
 - :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
   the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
@@ -51,6 +50,10 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\
 _MONTH_YEAR = re.compile(rf"\b(?:in\s+)?({_MONTH})\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
 _AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
+# or a bare "Friday" is a habit or a name, not a day asked about.
+_WEEKDAY = re.compile(rf"\b(?:on|last|this\s+past)\s+({'|'.join(_WEEKDAYS)})\b")
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
 Window = tuple[float, float]
@@ -113,6 +116,9 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     if m := _MONTH_YEAR.search(text):
         return _month(int(m[2]), _MONTHS[m[1].lower()])
     lowered = text.lower()
+    if re.search(r"\bday\s+before\s+yesterday\b", lowered):
+        start = today - timedelta(days=2)
+        return start.timestamp(), (start + timedelta(days=1)).timestamp()
     if "yesterday" in lowered:
         start = today - timedelta(days=1)
         return start.timestamp(), today.timestamp()
@@ -124,6 +130,17 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         start = today - timedelta(days=days)
         span = {"day": 1, "week": 7, "month": 30}[m[2]]
         return start.timestamp(), (start + timedelta(days=span)).timestamp()
+    if m := _WEEKDAY.search(lowered):
+        back = (today.weekday() - _WEEKDAYS.index(m[1])) % 7 or 7
+        start = today - timedelta(days=back)
+        return start.timestamp(), (start + timedelta(days=1)).timestamp()
+    if re.search(r"\bthis\s+week\b", lowered):
+        return (today - timedelta(days=today.weekday())).timestamp(), (today + timedelta(days=1)).timestamp()
+    if re.search(r"\bthis\s+month\b", lowered):
+        return datetime(today.year, today.month, 1, tzinfo=UTC).timestamp(), (today + timedelta(days=1)).timestamp()
+    if re.search(r"\blast\s+year\b", lowered):
+        new_year = datetime(today.year, 1, 1, tzinfo=UTC)
+        return new_year.replace(year=today.year - 1).timestamp(), new_year.timestamp()
     if re.search(r"\blast\s+week\b", lowered):
         return (today - timedelta(days=7)).timestamp(), today.timestamp()
     if re.search(r"\blast\s+month\b", lowered):
