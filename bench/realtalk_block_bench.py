@@ -55,23 +55,13 @@ WARM_UP_S = 3.0  # the plugin's store loads the bank's vectors on its worker aft
 
 
 def retain_chat(db: Path, who: ident.Identity, sessions: list[list[rt.Message]]) -> None:
-    """Every session as the plugin's auto-retain stores it: one document, deltas of 4 messages."""
+    """Every session as the plugin's auto-retain stores it, in the plugin's project bank with its tags."""
     assert who.project_bank_id is not None
     backend = LocalBackend(db)
     try:
-        op = 0
-        for s, turns in enumerate(sessions):
-            sid = f"{s:016x}"
-            for lo in range(0, len(turns), 4):
-                delta = turns[lo : lo + 4]
-                msgs = [{"role": t.role, "content": t.text, "timestamp": int(t.epoch * 1000)} for t in delta]
-                item = {"content": json.dumps(msgs, ensure_ascii=False), "timestamp": rq.iso(delta[-1].epoch),
-                        "context": f'Chat session (agent) for repo "repo", session {sid}.jsonl',
-                        "document_id": f"hh-session:{sid}", "update_mode": "append",
-                        "tags": [*who.base_tags()[:3], f"session:{sid}"],
-                        "metadata": {"retain_source": "auto", "session_id": sid}}  # fmt: skip
-                backend.retain_batch(who.project_bank_id, [item], operation_id=f"rt-{op}")
-                op += 1
+        items = rt.retain_items(sessions, 'Chat session (agent) for repo "repo"', tuple(who.base_tags()[:3]))
+        for op, item in enumerate(items):
+            backend.retain_batch(who.project_bank_id, [item], operation_id=f"rt-{op}")
     finally:
         backend.close()
 

@@ -33,6 +33,7 @@ import json
 import statistics
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,20 +91,28 @@ def load_chat(path: Path) -> tuple[list[list[Message]], list[dict[str, Any]]]:
     return sessions, list(raw.get("qa", []))
 
 
-def build_store(path: Path, sessions: list[list[Message]], semantic: Any = None) -> LocalBackend:
-    backend = LocalBackend(path, semantic=semantic)
-    op = 0
+def retain_items(
+    sessions: list[list[Message]],
+    context: str = 'Chat session for "realtalk"',
+    tags: tuple[str, ...] = ("source:chat",),
+) -> Iterator[dict[str, Any]]:
+    """The items auto-retain would deliver for the chat: per session one document, deltas of 4 messages."""
     for s, turns in enumerate(sessions):
         sid = f"{s:016x}"
         for lo in range(0, len(turns), 4):
             delta = turns[lo : lo + 4]
             msgs = [{"role": t.role, "content": t.text, "timestamp": int(t.epoch * 1000)} for t in delta]
-            item = {"content": json.dumps(msgs, ensure_ascii=False), "timestamp": rq.iso(delta[-1].epoch),
-                    "context": f'Chat session for "realtalk", session {sid}.jsonl',
-                    "document_id": f"hh-session:{sid}", "update_mode": "append",
-                    "tags": ["source:chat", f"session:{sid}"], "metadata": {"retain_source": "auto"}}  # fmt: skip
-            backend.retain_batch(BANK, [item], operation_id=f"rt-{op}")
-            op += 1
+            yield {"content": json.dumps(msgs, ensure_ascii=False), "timestamp": rq.iso(delta[-1].epoch),
+                   "context": f"{context}, session {sid}.jsonl",
+                   "document_id": f"hh-session:{sid}", "update_mode": "append",
+                   "tags": [*tags, f"session:{sid}"],
+                   "metadata": {"retain_source": "auto", "session_id": sid}}  # fmt: skip
+
+
+def build_store(path: Path, sessions: list[list[Message]], semantic: Any = None) -> LocalBackend:
+    backend = LocalBackend(path, semantic=semantic)
+    for op, item in enumerate(retain_items(sessions)):
+        backend.retain_batch(BANK, [item], operation_id=f"rt-{op}")
     if semantic is not None:
         backend.wait_for_vectors(600)
     return backend
