@@ -2,9 +2,10 @@
 
 New units get vectors in the background as they are retained; a store written before the
 ``[semantic]`` extra was installed (or by processes that ended before their worker finished) is
-backfilled here. Each batch of 256 units commits on its own and only units *without* a vector
-are ever read, so Ctrl-C (or a crash) loses at most the batch in hand: running the command again
-continues where it stopped. Progress goes to stderr (a bar on a terminal, a line per 10 %
+backfilled here, and a stored vector that is damaged (wrong size, NaN or inf: recall leaves it
+out) is computed again. Each batch of 256 units commits on its own and only units *without* a
+vector are ever read, so Ctrl-C (or a crash) loses at most the batch in hand: running the command
+again continues where it stopped. Progress goes to stderr (a bar on a terminal, a line per 10 %
 otherwise); ``--json`` prints the counts at the end.
 """
 
@@ -50,10 +51,14 @@ def _run_embed(ns: argparse.Namespace) -> int:
     try:
         if ns.check:
             missing, total = backend.vector_counts()
+            damaged = backend.damaged_vector_count()
             if ns.json:
-                print(json.dumps({"path": str(path), "units": total, "without_vector": missing}))
+                print(json.dumps({"path": str(path), "units": total, "without_vector": missing, "damaged": damaged}))
             else:
                 print(f"{missing} of {total} units have no vector yet")
+                if damaged:
+                    print(f"{damaged} stored vectors are damaged (wrong size, NaN or inf): those units are found by "
+                          "their words only until `hindsight-hooks embed` computes them again")  # fmt: skip
             return EXIT_OK
         progress: Progress | None = None
         try:

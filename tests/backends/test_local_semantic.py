@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,38 @@ def test_changed_and_forgotten_units_follow_in_vector_search(tmp_path: Path) -> 
     assert found(backend, "database") == []
     assert backend.forget_unit("b", next(h.id for h in backend.list_units("b", 10, 0) if "Redis" in h.text) or "")
     assert found(backend, "cache") == []
+
+
+def test_a_damaged_vector_is_left_out_and_the_others_still_rank(tmp_path: Path) -> None:
+    """A flipped bit can turn a stored vector into NaN or inf, or a blob can have the wrong size:
+    that unit is found by its words only, the bank's other vectors still rank, and nothing is
+    printed into the host's stderr (a RuntimeWarning would be)."""
+    import numpy as np
+
+    path = tmp_path / "memory.db"
+    semantic_store(path).close()
+    damage = {
+        "the deploy script lives in ops": np.full(DIM, np.nan, dtype=np.float16).tobytes(),
+        "I like pizza on fridays": np.full(DIM, np.inf, dtype=np.float16).tobytes(),
+        "Redis is our cache": b"\x00\x01\x02",
+    }
+    conn = raw(path)
+    for text, blob in damage.items():
+        conn.execute(
+            "UPDATE unit_vectors SET vector = ? WHERE unit_id = (SELECT id FROM units WHERE content = ?)", (blob, text)
+        )
+    conn.close()
+    backend = LocalBackend(path, semantic=_EMBEDDER)
+    found(backend, "warm up")  # the first recall of a bank hands its matrix load to the worker
+    assert backend.wait_for_vectors(120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert found(backend, "database") == ["we run Postgres 16"]  # the sound vector still ranks
+        assert "dense" in backend.last_search_mode
+        for words, text in [("deploy script", "the deploy script lives in ops"), ("pizza", "I like pizza on fridays"),
+                            ("Redis", "Redis is our cache")]:  # fmt: skip
+            assert found(backend, words) == [text]  # the damaged ones by their words
+    backend.close()
 
 
 def test_vector_hits_obey_tag_filters(tmp_path: Path) -> None:

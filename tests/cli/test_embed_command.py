@@ -80,3 +80,45 @@ def test_embed_says_what_is_missing(tmp_path: Path) -> None:
     out = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     assert out.returncode == 1 and "no embedded store at" in out.stderr and out.stdout == ""
+
+
+def test_embed_recomputes_damaged_vectors(tmp_path: Path) -> None:
+    """A vector that recall cannot use (wrong size, NaN or inf) is counted by --check and computed
+    again by embed from its unit, which stays as it was."""
+    import numpy as np
+
+    from hindsight_hooks.backends.semantic import DIM, StaticEmbedder
+
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    store = LocalBackend(path, semantic=StaticEmbedder())
+    facts = ["we run Postgres 16", "Redis is our cache", "the deploy script lives in ops", "lunch is at noon"]
+    store.retain_batch("b", [{"content": t, "document_id": f"d{i}"} for i, t in enumerate(facts)], operation_id="op")
+    assert store.wait_for_vectors(120)
+    store.close()
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    before = dict(conn.execute("SELECT unit_id, vector FROM unit_vectors").fetchall())
+    ids = [r[0] for r in conn.execute("SELECT id FROM units ORDER BY rowid")]
+    for uid, blob in zip(ids, [np.full(DIM, np.nan, dtype=np.float16).tobytes(), b"\x00\x01",
+                               np.full(DIM, -np.inf, dtype=np.float16).tobytes()], strict=False):  # fmt: skip
+        conn.execute("UPDATE unit_vectors SET vector = ? WHERE unit_id = ?", (blob, uid))
+    units_before = conn.execute("SELECT id, content FROM units ORDER BY rowid").fetchall()
+    project = tmp_path / "project"
+    project.mkdir()
+    env = _env(tmp_path)
+
+    check = subprocess.run(_cli("embed", "--cwd", str(project), "--check"), env=env, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert check.returncode == 0, check.stderr
+    assert "0 of 4 units have no vector yet" in check.stdout
+    assert "3 stored vectors are damaged" in check.stdout
+    done = subprocess.run(_cli("embed", "--cwd", str(project), "--json"), env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"] == 3
+    after = dict(conn.execute("SELECT unit_id, vector FROM unit_vectors").fetchall())
+    assert after == before  # the same model recomputes the same vectors
+    assert conn.execute("SELECT id, content FROM units ORDER BY rowid").fetchall() == units_before
+    again = subprocess.run(_cli("embed", "--cwd", str(project), "--check", "--json"), env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert json.loads(again.stdout)["damaged"] == 0
+    conn.close()

@@ -216,7 +216,14 @@ class DenseIndex:
                 good = [r for r in rows if len(r[2]) == width]
                 if good:
                     vectors = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float16).reshape(len(good), dim)
-                    bank.add([int(r[1]) for r in good], vectors)
+                    # A damaged blob (a flipped bit can make NaN or inf) is left out, as a blob of the
+                    # wrong size is: that unit is found by its words only, and no row of garbage
+                    # (or a warning in the host's stderr) comes of it.
+                    usable = np.isfinite(vectors).all(axis=1)
+                    if usable.all():
+                        bank.add([int(r[1]) for r in good], vectors)
+                    elif usable.any():
+                        bank.add([int(good[i][1]) for i in np.flatnonzero(usable)], vectors[usable])
                 if len(rows) < _CHUNK:
                     break
                 bank.last_vector_rowid = int(rows[-1][0])

@@ -74,6 +74,36 @@ def count_missing(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
     return total - have, total
 
 
+def damaged_vectors(conn: sqlite3.Connection, model: str, dim: int, chunk: int = 4096) -> list[str]:
+    """Unit ids whose stored vector of ``model`` cannot be used: a blob of the wrong size, or one
+    holding NaN or inf (a damaged page, a flipped bit). Recall leaves such vectors out; the
+    ``embed`` command recomputes them from the unit's text. Read in ``seq`` order, a chunk at a time."""
+    import numpy as np
+
+    damaged: list[str] = []
+    after = 0
+    while True:
+        rows = conn.execute(
+            "SELECT seq, unit_id, vector FROM unit_vectors WHERE model = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (model, after, chunk),
+        ).fetchall()
+        sized = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == 2 * dim]
+        damaged += [str(r[1]) for r in rows if not (isinstance(r[2], bytes) and len(r[2]) == 2 * dim)]
+        if sized:
+            values = np.frombuffer(b"".join(r[2] for r in sized), dtype=np.float16).reshape(len(sized), dim)
+            usable = np.isfinite(values).all(axis=1)
+            damaged += [str(sized[i][1]) for i in np.flatnonzero(~usable)]
+        if len(rows) < chunk:
+            return damaged
+        after = int(rows[-1][0])
+
+
+def forget_vectors(conn: sqlite3.Connection, model: str, unit_ids: list[str]) -> None:
+    """Drop these units' vectors of ``model`` (inside the caller's write transaction): they become
+    "without a vector" and the backfill computes them again from the units, which are untouched."""
+    conn.executemany("DELETE FROM unit_vectors WHERE unit_id = ? AND model = ?", [(u, model) for u in unit_ids])
+
+
 def write_vectors(conn: sqlite3.Connection, model: str, ids: list[str], vectors: Any) -> int:
     """Store one batch (inside the caller's write transaction); units deleted meanwhile are skipped."""
     # A text with no known token gets a zero vector: stored all the same (it never matches), so the

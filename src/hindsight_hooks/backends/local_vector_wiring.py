@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from .local_connections import LocalConnections
 from .local_dense import DenseIndex
-from .local_embedding import Backfill, VectorWorker, count_missing
+from .local_embedding import Backfill, VectorWorker, count_missing, damaged_vectors, forget_vectors
 from .local_schema import SLOT_BITS, slot_range
 from .local_vectors import normalise
 from .local_write import PreparedItem
@@ -62,8 +62,14 @@ class LocalVectorWiring(LocalConnections):
             return
         if self._worker is not None:
             self._worker.leave_catch_up()  # the same units, embedded once: here
+        model = self._semantic.model
         with self._read("embed") as conn:
-            missing, _ = count_missing(conn, self._semantic.model)
+            damaged = damaged_vectors(conn, model, self._semantic.dim)
+        if damaged:  # recomputed below with the units that never had one
+            with self._write("embed") as conn:
+                forget_vectors(conn, model, damaged)
+        with self._read("embed") as conn:
+            missing, _ = count_missing(conn, model)
         done = 0
         yield done, missing
         for written in Backfill(self._semantic, lambda: self._read("embed"), lambda: self._write("embed")).batches(
@@ -78,6 +84,13 @@ class LocalVectorWiring(LocalConnections):
             if self._semantic is None:
                 return 0, int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
             return count_missing(conn, self._semantic.model)
+
+    def damaged_vector_count(self) -> int:
+        """How many stored vectors recall cannot use (wrong size, NaN or inf); ``backfill`` redoes them."""
+        if self._semantic is None:
+            return 0
+        with self._read("embed") as conn:
+            return len(damaged_vectors(conn, self._semantic.model, self._semantic.dim))
 
     def _embed_items(self, prepared: list[PreparedItem]) -> None:
         """Vectors for every new unit, computed before the write lock; failures leave them out."""
