@@ -128,7 +128,7 @@ def test_changed_and_forgotten_units_follow_in_vector_search(tmp_path: Path) -> 
 
 
 def test_a_damaged_vector_is_left_out_and_the_others_still_rank(tmp_path: Path) -> None:
-    """A flipped bit can turn a stored vector into NaN or inf, or a blob can have the wrong size:
+    """A flipped bit can turn a stored vector into NaN or inf, or the row may hold something else:
     that unit is found by its words only, the bank's other vectors still rank, and nothing is
     printed into the host's stderr (a RuntimeWarning would be)."""
     import numpy as np
@@ -138,7 +138,7 @@ def test_a_damaged_vector_is_left_out_and_the_others_still_rank(tmp_path: Path) 
     damage = {
         "the deploy script lives in ops": np.full(DIM, np.nan, dtype=np.float16).tobytes(),
         "I like pizza on fridays": np.full(DIM, np.inf, dtype=np.float16).tobytes(),
-        "Redis is our cache": b"\x00\x01\x02",
+        "Redis is our cache": "x" * (2 * DIM),  # text of a vector's size, not a blob
     }
     conn = raw(path)
     for text, blob in damage.items():

@@ -213,7 +213,7 @@ class DenseIndex:
                     "ORDER BY v.seq LIMIT ?",
                     (bank.last_vector_rowid, top, model, lo, hi, _CHUNK),
                 ).fetchall()
-                good = [r for r in rows if len(r[2]) == width]
+                good = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == width]
                 if good:
                     vectors = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float16).reshape(len(good), dim)
                     # A damaged blob (a flipped bit can make NaN or inf) is left out, as a blob of the
