@@ -83,3 +83,24 @@ def test_broken_embedder_never_costs_a_memory(tmp_path: Path) -> None:
     assert raw(backend.path).execute("SELECT count(*) FROM unit_vectors").fetchone()[0] == 0
     hits = backend.recall("b", RecallRequest(query="lexical")).hits
     assert [(h.text, h.score) for h in hits] == [("plain lexical fact", 0.95)]  # the plain lexical formula
+
+
+def test_a_damaged_vector_of_a_foreign_embedder_is_no_match(tmp_path: Path) -> None:
+    """A vector row that is not a whole float32 vector (cut short, or text) gives that unit no
+    similarity, instead of an error from every recall that meets it."""
+    backend = make(tmp_path, embedder=TopicEmbedder())
+    backend.retain_batch("b", [item("puppy leash training", "pup"), item("dog walking schedule", "dog")],
+                         operation_id="op")  # fmt: skip
+    conn = raw(backend.path)
+    conn.execute(
+        "UPDATE unit_vectors SET vector = x'000102' WHERE unit_id = (SELECT id FROM units WHERE document_id = 'pup')"
+    )
+    conn.close()
+    assert [h.text for h in backend.recall("b", RecallRequest(query="dog")).hits] == ["dog walking schedule"]
+    conn = raw(backend.path)
+    conn.execute(
+        "UPDATE unit_vectors SET vector = 'abcd' WHERE unit_id = (SELECT id FROM units WHERE document_id = 'pup')"
+    )
+    conn.close()
+    assert [h.text for h in backend.recall("b", RecallRequest(query="dog")).hits] == ["dog walking schedule"]
+    assert "puppy leash training" in [h.text for h in backend.recall("b", RecallRequest(query="puppy")).hits]

@@ -45,7 +45,12 @@ def to_blob(vector: Sequence[float]) -> bytes:
     return array("f", vector).tobytes()
 
 
-def from_blob(blob: bytes) -> list[float]:
+def from_blob(blob: object) -> list[float]:
+    """The stored vector, or [] when the row holds no whole float32 vector (a damaged or foreign
+    value): :func:`cosine` of vectors of different lengths is 0, so such a unit is found by its
+    words only."""
+    if not isinstance(blob, bytes) or len(blob) % 4:
+        return []
     out = array("f")
     out.frombytes(blob)
     return out.tolist()
