@@ -85,6 +85,20 @@ def test_retain_then_recall_then_reflect(cli: Cli) -> None:
     assert nothing.returncode == 0 and nothing.stdout.strip() == "No relevant memories found."
 
 
+def test_recall_from_the_command_line_finds_by_meaning(cli: Cli) -> None:
+    """Issue 13's own example, as a user types it: each command is a process of its own, the one
+    that retains exits before any vector is computed, and the model loads in the background only
+    in a process that lives a while (ADR 116). The read tools may wait for it (ADR 164), so
+    "database" finds Postgres from the command line, not only in a long-lived host."""
+    assert cli("retain", "we run Postgres 16").returncode == 0
+    found = cli("recall", "database")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("Found 1 relevant memory") and "we run Postgres 16" in found.stdout
+    reflected = cli("reflect", "what database do we use?")
+    assert reflected.returncode == 0, reflected.stderr
+    assert "we run Postgres 16" in reflected.stdout.split("## Top Facts")[1]
+
+
 def test_retain_on_off_is_the_command_and_memory_flag_stores_the_word(cli: Cli) -> None:
     off = cli("retain", "off")
     assert off.returncode == 0 and off.stdout.strip() == "requested=off effective=off mode=normal"

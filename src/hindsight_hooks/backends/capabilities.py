@@ -51,6 +51,10 @@ class Capabilities:
     """The store keeps mental models (``MentalModelStore``), rendered into the memory block."""
     self_check: bool = False
     """The store can check its own integrity (``SelfChecking``) for doctor."""
+    meaning_on_demand: bool = False
+    """Recall by meaning needs a model and each bank's vectors in memory, which load in the
+    background so a hook never waits (ADR 116). A caller that asked explicitly (a tool, the
+    command line) may wait for them, within a bound, with ``MeaningLoader.prepare_meaning``."""
 
 
 OFF = Capabilities(label="off")
@@ -111,6 +115,12 @@ class ServerView(Protocol):
     def get_operation(self, bank_id: str, operation_id: str, timeout_s: float | None = None) -> dict[str, Any]: ...
 
 
+class MeaningLoader(Protocol):
+    """Loading recall by meaning now, for a caller that can wait (``Capabilities.meaning_on_demand``)."""
+
+    def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool: ...
+
+
 class SelfChecking(Protocol):
     """An integrity check of the store itself: the problems found, empty when healthy."""
 
@@ -139,6 +149,12 @@ def self_checking(backend: MemoryBackend | None) -> SelfChecking | None:
     return cast("SelfChecking", backend) if backend is not None and backend.capabilities.self_check else None
 
 
+def meaning_loader(backend: MemoryBackend | None) -> MeaningLoader | None:
+    if backend is None or not backend.capabilities.meaning_on_demand:
+        return None
+    return cast("MeaningLoader", backend)
+
+
 HINDSIGHT = Capabilities(label="hindsight", remote=True, documents=True, synthesised_reflect=True, mental_models=True)
 """The Hindsight server (``backends.hindsight``)."""
 
@@ -151,6 +167,7 @@ LOCAL = Capabilities(
     edit=True,
     documents=True,
     self_check=True,
+    meaning_on_demand=True,
 )
 """The embedded SQLite store (``backends.local``); without a foreign embedder, whose calls
 have no bound, its recall bounds itself."""

@@ -85,6 +85,29 @@ class LocalVectorWiring(LocalConnections):
                 return 0, int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
             return count_missing(conn, self._semantic.model)
 
+    def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool:
+        """Load the model now, let the worker give the units it has not embedded yet their vectors,
+        and bring these banks' vectors into memory, all within ``timeout_s``; True when recall by
+        meaning is ready for every bank (False without the extra, or when the bound ran out).
+
+        For callers that asked for a search themselves (the recall and reflect tools, the command
+        line): a one-shot ``hindsight-hooks recall`` would otherwise always search by words, since
+        the background load waits until a process has lived a while (ADR 116). Hooks never call it.
+        """
+        if self._semantic is None or self._worker is None:
+            return False
+        end = time.monotonic() + max(0.0, timeout_s)
+        if not self.wait_for_vectors(max(0.0, end - time.monotonic())):
+            return False
+        model = self._semantic.model
+        with self._read("embed") as conn:
+            slots = [slot for slot in (self._slot(conn, b) for b in bank_ids) if slot is not None]
+        for slot in slots:
+            lo, hi = slot_range(slot)
+            if not self._dense.is_warm(lo, model):
+                self._warm(lo, hi, model)
+        return time.monotonic() <= end
+
     def damaged_vector_count(self) -> int:
         """How many stored vectors recall cannot use (wrong size, NaN or inf); ``backfill`` redoes them."""
         if self._semantic is None:

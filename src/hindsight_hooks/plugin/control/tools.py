@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...backends.base import BackendError, MemoryBackend, MemoryHit, RecallRequest, ReflectRequest, same_text_key
-from ...backends.capabilities import unit_editor
+from ...backends.capabilities import meaning_loader, unit_editor
 from ...governance import identity as ident
 from ...governance.redact import redact_error, redact_text, redact_value
 from ...governance.session_meta import effective
@@ -46,6 +46,9 @@ NO_REFLECT = "No relevant information found to reflect on."
 BEHIND_BACKLOG = "an earlier job for this bank is still queued"
 NOT_YET = "delivery did not finish within retain.flush_timeout_ms"
 CLOSED = "Hindsight retain queue is closed."
+# A read tool was asked for explicitly, so it may wait this long for recall by meaning (the model,
+# the units not embedded yet, the banks' vectors), which hooks never wait for (ADR 164).
+MEANING_WAIT_S = 3.0
 SESSION_ENDED = "the memory session has ended (shutdown); memory tools work again after the next session start"
 
 
@@ -136,6 +139,14 @@ def _readable_backend(rt: SessionRuntime) -> MemoryBackend | ToolResult:
     if backend is None:
         return ToolResult.error(rt.not_initialised_message(), "not_initialised")
     return backend
+
+
+def _with_meaning(backend: MemoryBackend, bank_ids: list[str]) -> None:
+    """Recall by meaning ready for these banks, where the store loads it lazily (within a bound:
+    past it, the tool searches with what is loaded, by words at worst)."""
+    loader = meaning_loader(backend)
+    if loader is not None:
+        loader.prepare_meaning(bank_ids, MEANING_WAIT_S)
 
 
 def _write_gate(rt: SessionRuntime, what: str) -> ToolResult | None:
@@ -373,6 +384,7 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
                 ),
             )
         )
+    _with_meaning(backend, [b for b, _ in requests])
     results: list[tuple[str, list[MemoryHit] | None, str | None]] = []
     with ThreadPoolExecutor(max_workers=len(requests)) as pool:
         futs = [(b, pool.submit(backend.recall, b, r, timeout_s, rt.ctx.signal)) for b, r in requests]
@@ -460,6 +472,7 @@ def _reflect(rt: SessionRuntime, p: ReflectParams) -> ToolResult:
             rt.ensure_bank(bank_id, timeout_s=timeout_s)
         except Exception:
             pass
+    _with_meaning(backend, [bank_id])
     result = backend.reflect(
         bank_id,
         ReflectRequest(
