@@ -104,6 +104,23 @@ def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:
     assert [h[1] for h in out] == [3.0, 2.0, 1.0, 5.0]
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "moves"),
+    [
+        # announced: two shared content words (cache, Redis) are enough
+        ("Decision: the cache is Redis", "Change of plan: the cache is now Memcached, Redis is out", True),
+        ("Decision: the cache is Redis", "We switched to Memcached; Redis is no longer our cache", True),
+        # not announced: two shared words are not a change of mind
+        ("Decision: the cache is Redis", "the cache warms Redis keys at boot", False),
+        # announced, but about something else (one shared word)
+        ("We picked Kafka for the event bus", "Change of plan: the cache is Memcached, not the bus", False),
+    ],
+)
+def test_a_statement_that_announces_a_change_needs_fewer_shared_words(older: str, newer: str, moves: bool) -> None:
+    out = newer_first([(older, 1.0), (newer, 2.0)], text=lambda h: h[0], epoch=lambda h: h[1])
+    assert [h[1] for h in out] == ([2.0, 1.0] if moves else [1.0, 2.0])
+
+
 def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_dates(tmp_path: Path) -> None:
     backend = make(tmp_path)
     # The old one is an explicit memory (higher importance): by score alone it would come first.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import time
 from pathlib import Path
 
 from hindsight_hooks import cli
@@ -97,6 +98,21 @@ def test_recall_from_the_command_line_finds_by_meaning(cli: Cli) -> None:
     reflected = cli("reflect", "what database do we use?")
     assert reflected.returncode == 0, reflected.stderr
     assert "we run Postgres 16" in reflected.stdout.split("## Top Facts")[1]
+
+
+def test_recall_from_the_command_line_shows_a_changed_decision_newest_first(cli: Cli) -> None:
+    """The store puts the statement that changed a decision above the older one (ADR 118), even
+    when the older one scores higher; the recall tool's merge of the banks keeps that order."""
+    assert cli("retain", "Decision: the cache is Redis").returncode == 0
+    time.sleep(0.01)  # a later time for the later statement
+    assert cli("retain", "Change of plan: the cache is now Memcached, Redis is out").returncode == 0
+    found = cli("recall", "which cache do we use now?")
+    assert found.returncode == 0, found.stderr
+    lines = [line for line in found.stdout.splitlines() if line.startswith("- ")]
+    assert [line.split(" (id:")[0] for line in lines] == [
+        "- Change of plan: the cache is now Memcached, Redis is out",
+        "- Decision: the cache is Redis",
+    ]
 
 
 def test_retain_on_off_is_the_command_and_memory_flag_stores_the_word(cli: Cli) -> None:

@@ -10,8 +10,9 @@ Two small rules for the embedded store's recall, pure functions over text and ca
 - :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
   the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
-  same thing (most of the shorter one's content words appear in the other): when a decision
-  changed, the statement that holds now comes first, and both stay, each with its date.
+  same thing (most of the shorter one's content words appear in the other; fewer suffice when
+  the newer one announces a change): when a decision changed, the statement that holds now comes
+  first, and both stay, each with its date.
 """
 
 from __future__ import annotations
@@ -188,6 +189,32 @@ def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared / min(len(a), len(b)) >= SAME_SUBJECT
 
 
+# A statement that announces a change ("change of plan: …", "we switched to …", "X is out",
+# "no longer", "instead") marks the subject it shares with an older one as changed: two content
+# words in common are enough then ("the cache is Redis" → "change of plan: the cache is now
+# Memcached, Redis is out" share cache and Redis; without the announcement three are needed).
+_CHANGE = re.compile(
+    r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|ing)?\s+(?:to|from|over)|instead|no\s+longer|any\s*more"
+    r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
+    r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?)\b",
+    re.I,
+)
+CHANGE_MIN_SHARED = 2
+
+
+def announces_change(text: str) -> bool:
+    """Does ``text`` say that something changed (a decision replaced, a tool switched)?"""
+    return _CHANGE.search(text) is not None
+
+
+def changed_subject(older: frozenset[str], newer: frozenset[str]) -> bool:
+    """``same_subject`` with the lower bar of a newer statement that announces a change."""
+    shared = len(older & newer)
+    if shared < CHANGE_MIN_SHARED or older == newer:
+        return False
+    return shared / min(len(older), len(newer)) >= SAME_SUBJECT
+
+
 T = TypeVar("T")
 
 
@@ -200,13 +227,18 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
     # Each hit's stems and time once: the search below looks at every pair again after each move.
     stems = {id(h): content_stems(text(h)) for h in out}
     said = {id(h): epoch(h) for h in out}
+    changes = {id(h) for h in out if announces_change(text(h))}
     for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
         move = next(
             (
                 (i, j)
                 for i in range(len(out))
                 for j in range(i + 1, len(out))
-                if said[id(out[j])] > said[id(out[i])] and same_subject(stems[id(out[i])], stems[id(out[j])])
+                if said[id(out[j])] > said[id(out[i])]
+                and (
+                    same_subject(stems[id(out[i])], stems[id(out[j])])
+                    or (id(out[j]) in changes and changed_subject(stems[id(out[i])], stems[id(out[j])]))
+                )
             ),
             None,
         )

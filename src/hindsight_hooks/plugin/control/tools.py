@@ -397,7 +397,7 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
     if len(failures) == len(results):
         text = "recall failed: " + "; ".join(f"{f['bank_id']}: {f['error']}" for f in failures)
         return ToolResult.error(text, "backend")
-    hits = _merge_hits(rt, [h for _, hs, _ in results if hs for h in hs])
+    hits = _merge_hits(rt, [hs for _, hs, _ in results if hs])
     details: dict[str, Any] = {"failures": failures} if failures else {}
     if not hits:
         return ToolResult.of_text("No relevant memories found.", **details)
@@ -409,11 +409,17 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
     return ToolResult.of_text(text, **details)
 
 
-def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
+def _merge_hits(rt: SessionRuntime, per_bank: list[list[MemoryHit]]) -> list[MemoryHit]:
+    """One list from each bank's hits, repeats (same id, same text) once.
+
+    With ranked hits the banks are interleaved by score, but each bank's own order is kept: the
+    store may have put a newer statement above a better-scoring older one that it changes
+    (ADR 118), and a plain sort by score would undo that.
+    """
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
     out: list[MemoryHit] = []
-    for h in hits:
+    for h in _by_score_keeping_order(per_bank) if rt.caps.ranked_hits else [h for hs in per_bank for h in hs]:
         key = same_text_key(h.text)
         if rt.caps.ranked_hits and h.id is not None:
             if h.id in seen_ids:
@@ -423,10 +429,24 @@ def _merge_hits(rt: SessionRuntime, hits: list[MemoryHit]) -> list[MemoryHit]:
             continue
         seen_text.add(key)
         out.append(h)
-    if rt.caps.ranked_hits:
-        out.sort(key=lambda h: -(h.score if h.score is not None else (h.importance or 0.0)))
-        out = out[: rt.cfg.local.recall_limit]
-    return out
+    return out[: rt.cfg.local.recall_limit] if rt.caps.ranked_hits else out
+
+
+def _score(h: MemoryHit) -> float:
+    return h.score if h.score is not None else (h.importance or 0.0)
+
+
+def _by_score_keeping_order(per_bank: list[list[MemoryHit]]) -> list[MemoryHit]:
+    """Merge the banks' lists: next is the best-scoring of their heads (the earlier bank on a tie)."""
+    heads = [0] * len(per_bank)
+    merged: list[MemoryHit] = []
+    while True:
+        live = [b for b, hs in enumerate(per_bank) if heads[b] < len(hs)]
+        if not live:
+            return merged
+        best = max(live, key=lambda b: (_score(per_bank[b][heads[b]]), -b))
+        merged.append(per_bank[best][heads[best]])
+        heads[best] += 1
 
 
 def _hindsight_bullet(h: MemoryHit) -> str:
