@@ -55,6 +55,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
 # or a bare "Friday" is a habit or a name, not a day asked about.
 _WEEKDAY = re.compile(rf"\b(?:on|last|this\s+past)\s+({'|'.join(_WEEKDAYS)})\b")
+_TOKEN = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"\d")
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
 Window = tuple[float, float]
@@ -100,14 +102,67 @@ def _numeric_date(text: str) -> Window | None:
 
 
 def time_window(query: str, reference_epoch: float) -> Window | None:
-    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None."""
+    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None.
+
+    Runs on every recall, so each pattern is tried only when the words or characters it needs
+    are there (a digit, a month's or a weekday's name, "ago", …): most queries name no time.
+    """
     text = query[-TAIL_CHARS:]
+    lowered = text.lower()
+    words = frozenset(_TOKEN.findall(lowered))
+    digits = _DIGIT.search(text) is not None
     ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
+    if digits:
+        explicit = _explicit_day(text, words, ref)
+        if explicit is not None:
+            return explicit
     today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
-    if m := _ISO.search(text):
+    if "yesterday" in lowered:
+        if re.search(r"\bday\s+before\s+yesterday\b", lowered):
+            start = today - timedelta(days=2)
+            return start.timestamp(), (start + timedelta(days=1)).timestamp()
+        start = today - timedelta(days=1)
+        return start.timestamp(), today.timestamp()
+    if "today" in words and re.search(r"\btoday\b", lowered):
+        return today.timestamp(), (today + timedelta(days=1)).timestamp()
+    if "ago" in words and (m := _AGO.search(lowered)):
+        n = _WORDS.get(m[1]) or int(m[1])
+        days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
+        start = today - timedelta(days=days)
+        span = {"day": 1, "week": 7, "month": 30}[m[2]]
+        return start.timestamp(), (start + timedelta(days=span)).timestamp()
+    if not words.isdisjoint(_WEEKDAYS) and (m := _WEEKDAY.search(lowered)):
+        back = (today.weekday() - _WEEKDAYS.index(m[1])) % 7 or 7
+        start = today - timedelta(days=back)
+        return start.timestamp(), (start + timedelta(days=1)).timestamp()
+    if "this" in words:
+        if re.search(r"\bthis\s+week\b", lowered):
+            return (today - timedelta(days=today.weekday())).timestamp(), (today + timedelta(days=1)).timestamp()
+        if re.search(r"\bthis\s+month\b", lowered):
+            return datetime(today.year, today.month, 1, tzinfo=UTC).timestamp(), (today + timedelta(days=1)).timestamp()
+    if "last" in words:
+        if re.search(r"\blast\s+year\b", lowered):
+            new_year = datetime(today.year, 1, 1, tzinfo=UTC)
+            return new_year.replace(year=today.year - 1).timestamp(), new_year.timestamp()
+        if re.search(r"\blast\s+week\b", lowered):
+            return (today - timedelta(days=7)).timestamp(), today.timestamp()
+        if re.search(r"\blast\s+month\b", lowered):
+            return (today - timedelta(days=31)).timestamp(), today.timestamp()
+    if digits and "in" in words and (m := _YEAR.search(text)):
+        year = int(m[1])
+        if 1970 <= year <= ref.year:
+            return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
+    return None
+
+
+def _explicit_day(text: str, words: frozenset[str], ref: datetime) -> Window | None:
+    """A day or month written out: ISO, in digits, or with a month's name (``text`` has a digit)."""
+    if "-" in text and (m := _ISO.search(text)):
         return _day(int(m[1]), int(m[2]), int(m[3]))
-    if numeric := _numeric_date(text):
+    if ("." in text or "/" in text) and (numeric := _numeric_date(text)):
         return numeric
+    if words.isdisjoint(_MONTHS):
+        return None
     if m := _MONTH_DAY.search(text):
         month, day = _MONTHS[m[1].lower()], int(m[2])
         return _day(int(m[3]), month, day) if m[3] else _latest(month, day, ref)
@@ -116,40 +171,6 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         return _day(int(m[3]), month, day) if m[3] else _latest(month, day, ref)
     if m := _MONTH_YEAR.search(text):
         return _month(int(m[2]), _MONTHS[m[1].lower()])
-    lowered = text.lower()
-    if re.search(r"\bday\s+before\s+yesterday\b", lowered):
-        start = today - timedelta(days=2)
-        return start.timestamp(), (start + timedelta(days=1)).timestamp()
-    if "yesterday" in lowered:
-        start = today - timedelta(days=1)
-        return start.timestamp(), today.timestamp()
-    if re.search(r"\btoday\b", lowered):
-        return today.timestamp(), (today + timedelta(days=1)).timestamp()
-    if m := _AGO.search(lowered):
-        n = _WORDS.get(m[1]) or int(m[1])
-        days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
-        start = today - timedelta(days=days)
-        span = {"day": 1, "week": 7, "month": 30}[m[2]]
-        return start.timestamp(), (start + timedelta(days=span)).timestamp()
-    if m := _WEEKDAY.search(lowered):
-        back = (today.weekday() - _WEEKDAYS.index(m[1])) % 7 or 7
-        start = today - timedelta(days=back)
-        return start.timestamp(), (start + timedelta(days=1)).timestamp()
-    if re.search(r"\bthis\s+week\b", lowered):
-        return (today - timedelta(days=today.weekday())).timestamp(), (today + timedelta(days=1)).timestamp()
-    if re.search(r"\bthis\s+month\b", lowered):
-        return datetime(today.year, today.month, 1, tzinfo=UTC).timestamp(), (today + timedelta(days=1)).timestamp()
-    if re.search(r"\blast\s+year\b", lowered):
-        new_year = datetime(today.year, 1, 1, tzinfo=UTC)
-        return new_year.replace(year=today.year - 1).timestamp(), new_year.timestamp()
-    if re.search(r"\blast\s+week\b", lowered):
-        return (today - timedelta(days=7)).timestamp(), today.timestamp()
-    if re.search(r"\blast\s+month\b", lowered):
-        return (today - timedelta(days=31)).timestamp(), today.timestamp()
-    if m := _YEAR.search(text):
-        year = int(m[1])
-        if 1970 <= year <= ref.year:
-            return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
     return None
 
 
@@ -227,7 +248,13 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
     # Each hit's stems and time once: the search below looks at every pair again after each move.
     stems = {id(h): content_stems(text(h)) for h in out}
     said = {id(h): epoch(h) for h in out}
-    changes = {id(h) for h in out if announces_change(text(h))}
+    announced: dict[int, bool] = {}  # read only for pairs close enough to need it (a regex per hit)
+
+    def announces(hit: T) -> bool:
+        if id(hit) not in announced:
+            announced[id(hit)] = announces_change(text(hit))
+        return announced[id(hit)]
+
     for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
         move = next(
             (
@@ -237,7 +264,7 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
                 if said[id(out[j])] > said[id(out[i])]
                 and (
                     same_subject(stems[id(out[i])], stems[id(out[j])])
-                    or (id(out[j]) in changes and changed_subject(stems[id(out[i])], stems[id(out[j])]))
+                    or (changed_subject(stems[id(out[i])], stems[id(out[j])]) and announces(out[j]))
                 )
             ),
             None,
