@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -50,8 +51,9 @@ def test_a_healthy_project_is_all_ok(kit: Kit) -> None:
         assert checks["writes"] == "ok   writes: 1 recent async operation(s) verified"
         assert "health healthy" in checks["server"]
     else:
-        expected |= {"local store"}
+        expected |= {"local store", "recall by meaning"}
         assert checks["local store"] == "ok   local store: quick_check ok, FTS5 ok"
+        assert checks["recall by meaning"].startswith("ok   recall by meaning: on (wordllama-")
     assert set(checks) == expected
     assert "lock free" in checks["queue"]
     assert "zebra" not in r.text
@@ -181,3 +183,24 @@ def test_a_write_the_server_no_longer_knows_is_not_called_verified(hs_kit: Kit) 
     assert f"{op} in {hs_kit.project_bank} is unknown to the server" in writes
     assert "(0 recent async operation(s) verified)" in writes and "retain them again" in writes
     assert r.level == "warning" and "zebra" not in r.text
+
+
+def test_doctor_says_when_stored_vectors_are_damaged(local_kit: Kit) -> None:
+    """Recall by meaning leaves a damaged vector out silently (the memory is found by its words);
+    doctor is where the user hears of it, and what fixes it."""
+    from hindsight_hooks.backends.local import LocalBackend
+    from hindsight_hooks.backends.semantic import StaticEmbedder
+
+    local_kit.store.close()
+    store = LocalBackend(local_kit.db, semantic=StaticEmbedder())
+    fact = {"content": "we run Postgres 16", "document_id": "d"}
+    store.retain_batch(local_kit.project_bank, [fact], operation_id="o")
+    assert store.wait_for_vectors(120)
+    store.close()
+    conn = sqlite3.connect(str(local_kit.db), isolation_level=None)
+    conn.execute("UPDATE unit_vectors SET vector = x'0001'")
+    conn.close()
+    checks = lines_of(local_kit.host().command("/hindsight:doctor").text)
+    line = checks["recall by meaning"]
+    assert line.startswith("warn recall by meaning: on (") and "1 stored vectors are damaged" in line
+    assert line.endswith(" — run hindsight-hooks embed: it computes them again from their memories")

@@ -120,6 +120,8 @@ class MeaningLoader(Protocol):
 
     def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool: ...
 
+    def meaning_report(self) -> dict[str, Any]: ...
+
 
 class SelfChecking(Protocol):
     """An integrity check of the store itself: the problems found, empty when healthy."""

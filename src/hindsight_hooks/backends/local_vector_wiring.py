@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from .local_connections import LocalConnections
 from .local_dense import DenseIndex
@@ -107,6 +108,18 @@ class LocalVectorWiring(LocalConnections):
             if not self._dense.is_warm(lo, model):
                 self._warm(lo, hi, model)
         return time.monotonic() <= end
+
+    def meaning_report(self) -> dict[str, Any]:
+        """For doctor: is recall by meaning on, and how many memories lack a usable vector.
+
+        ``on`` False: the extra is not installed, or ``[local] semantic = "off"`` (a foreign
+        embedder reports nothing here). Counts are read from the file; the model is not loaded.
+        """
+        if self._semantic is None:
+            return {"on": False}
+        missing, total = self.vector_counts()
+        return {"on": True, "model": self._semantic.model, "units": total, "without_vector": missing,
+                "damaged": self.damaged_vector_count()}  # fmt: skip
 
     def damaged_vector_count(self) -> int:
         """How many stored vectors recall cannot use (wrong size, NaN or inf); ``backfill`` redoes them."""

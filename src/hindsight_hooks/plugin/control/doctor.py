@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...backends.capabilities import ServerView, self_checking, server_view
+from ...backends.capabilities import ServerView, meaning_loader, self_checking, server_view
 from ...fsutil import move_aside
 from ...governance.redact import redact_error, redact_text
 from ...hooks import CommandResult
@@ -398,6 +398,7 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
             )
         except Exception as exc:
             out.append(Check("local store", "fail", redact_error(exc), "check local.path"))
+        out.extend(_meaning_checks(built))
     else:  # a store with neither a server to ask nor a self-check: its health is all there is
         try:
             health = built.health()
@@ -405,6 +406,27 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
         except Exception as exc:
             out.append(Check("store", "fail", redact_error(exc), "check the backend's configuration"))
     return out
+
+
+def _meaning_checks(built: Any) -> list[Check]:
+    """Recall by meaning: off (words only), or on with how many memories still lack a vector."""
+    loader = meaning_loader(built)
+    if loader is None:
+        return []
+    try:
+        report = loader.meaning_report()
+    except Exception as exc:
+        return [Check("recall by meaning", "warn", redact_error(exc), "run hindsight-hooks embed --check")]
+    if not report.get("on"):
+        return [Check("recall by meaning", "ok", "off: recall is by words (the [semantic] extra adds meaning)")]
+    units, missing, damaged = int(report["units"]), int(report["without_vector"]), int(report["damaged"])
+    detail = f"on ({report['model']}); {units - missing} of {units} memories have a vector"
+    if damaged:
+        fix = "run hindsight-hooks embed: it computes them again from their memories"
+        return [Check("recall by meaning", "warn", f"{detail}; {damaged} stored vectors are damaged", fix)]
+    if missing:
+        detail += " (the rest get one in the background, or now with hindsight-hooks embed)"
+    return [Check("recall by meaning", "ok", detail)]
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
