@@ -158,6 +158,26 @@ class _BankMatrix:
         return self.matrix[: self.count].astype(np.float32) * self.scales[: self.count, None]
 
 
+def split_usable(rows: list[Any], dim: int) -> tuple[list[Any], Any, list[Any]]:
+    """Rows whose third column is a usable vector of ``dim`` float16s, their matrix, and the rest.
+
+    Unusable: not a blob, a blob of another size, or one holding NaN or inf (a damaged page, a
+    flipped bit). Recall leaves those out; ``hindsight-hooks embed`` computes them again.
+    """
+    import numpy as np
+
+    sized = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == 2 * dim]
+    other = [r for r in rows if not (isinstance(r[2], bytes) and len(r[2]) == 2 * dim)]
+    if not sized:
+        return [], np.zeros((0, dim), dtype=np.float16), other
+    vectors = np.frombuffer(b"".join(r[2] for r in sized), dtype=np.float16).reshape(len(sized), dim)
+    usable = np.isfinite(vectors).all(axis=1)
+    if usable.all():
+        return sized, vectors, other
+    keep = np.flatnonzero(usable)
+    return [sized[i] for i in keep], vectors[usable], other + [sized[i] for i in np.flatnonzero(~usable)]
+
+
 def quantize(vectors: Any) -> tuple[Any, Any]:
     """Rows as int8 and the float32 scale of each (max |component| maps to 127)."""
     import numpy as np
@@ -194,7 +214,6 @@ class DenseIndex:
 
     def refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
         """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot."""
-        import numpy as np
 
         with self._lock:
             bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
@@ -204,7 +223,6 @@ class DenseIndex:
             top = int(top)
             if bank.matrix is None:  # a first load: room for every new row at once (an upper bound)
                 bank.reserve(max(1024, top - bank.last_vector_rowid), (dim + 63) // 64)
-            width = 2 * dim
             while True:  # in chunks, so loading 100k vectors never holds them twice as Python bytes
                 # The vector rows first (a seq range), then their units: never a scan of the bank.
                 rows = conn.execute(
@@ -213,17 +231,11 @@ class DenseIndex:
                     "ORDER BY v.seq LIMIT ?",
                     (bank.last_vector_rowid, top, model, lo, hi, _CHUNK),
                 ).fetchall()
-                good = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == width]
+                # A damaged vector is left out: that unit is found by its words only, and no row of
+                # garbage (or a warning in the host's stderr) comes of it.
+                good, vectors, _ = split_usable(rows, dim)
                 if good:
-                    vectors = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float16).reshape(len(good), dim)
-                    # A damaged blob (a flipped bit can make NaN or inf) is left out, as a blob of the
-                    # wrong size is: that unit is found by its words only, and no row of garbage
-                    # (or a warning in the host's stderr) comes of it.
-                    usable = np.isfinite(vectors).all(axis=1)
-                    if usable.all():
-                        bank.add([int(r[1]) for r in good], vectors)
-                    elif usable.any():
-                        bank.add([int(good[i][1]) for i in np.flatnonzero(usable)], vectors[usable])
+                    bank.add([int(r[1]) for r in good], vectors)
                 if len(rows) < _CHUNK:
                     break
                 bank.last_vector_rowid = int(rows[-1][0])

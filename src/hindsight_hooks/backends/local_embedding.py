@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from .local_dense import to_blob
+from .local_dense import split_usable, to_blob
 from .local_text import content_words, without_role_label
 from .local_windows import neighbour_of
 
@@ -75,11 +75,8 @@ def count_missing(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
 
 
 def damaged_vectors(conn: sqlite3.Connection, model: str, dim: int, chunk: int = 4096) -> list[str]:
-    """Unit ids whose stored vector of ``model`` cannot be used: a blob of the wrong size, or one
-    holding NaN or inf (a damaged page, a flipped bit). Recall leaves such vectors out; the
-    ``embed`` command recomputes them from the unit's text. Read in ``seq`` order, a chunk at a time."""
-    import numpy as np
-
+    """Unit ids whose stored vector of ``model`` recall cannot use (``local_dense.split_usable``),
+    for the ``embed`` command to compute again. Read in ``seq`` order, a chunk at a time."""
     damaged: list[str] = []
     after = 0
     while True:
@@ -87,12 +84,7 @@ def damaged_vectors(conn: sqlite3.Connection, model: str, dim: int, chunk: int =
             "SELECT seq, unit_id, vector FROM unit_vectors WHERE model = ? AND seq > ? ORDER BY seq LIMIT ?",
             (model, after, chunk),
         ).fetchall()
-        sized = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == 2 * dim]
-        damaged += [str(r[1]) for r in rows if not (isinstance(r[2], bytes) and len(r[2]) == 2 * dim)]
-        if sized:
-            values = np.frombuffer(b"".join(r[2] for r in sized), dtype=np.float16).reshape(len(sized), dim)
-            usable = np.isfinite(values).all(axis=1)
-            damaged += [str(sized[i][1]) for i in np.flatnonzero(~usable)]
+        damaged += [str(r[1]) for r in split_usable(rows, dim)[2]]
         if len(rows) < chunk:
             return damaged
         after = int(rows[-1][0])

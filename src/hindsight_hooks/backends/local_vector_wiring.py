@@ -88,8 +88,8 @@ class LocalVectorWiring(LocalConnections):
 
     def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool:
         """Load the model now, let the worker give the units it has not embedded yet their vectors,
-        and bring these banks' vectors into memory, all within ``timeout_s``; True when recall by
-        meaning is ready for every bank (False without the extra, or when the bound ran out).
+        and bring these banks' vectors into memory, within ``timeout_s`` (the vectors are read even
+        when the worker is not done); True when every unit had its vector in time.
 
         For callers that asked for a search themselves (the recall and reflect tools, the command
         line): a one-shot ``hindsight-hooks recall`` would otherwise always search by words, since
@@ -98,8 +98,11 @@ class LocalVectorWiring(LocalConnections):
         if self._semantic is None or self._worker is None:
             return False
         end = time.monotonic() + max(0.0, timeout_s)
-        if not self.wait_for_vectors(max(0.0, end - time.monotonic())):
+        if not self._semantic.wait_ready(timeout_s):
             return False
+        # A large backlog (a store from before the extra) may not be done in time: the banks'
+        # vectors are read all the same, so what has a vector is found by meaning already.
+        caught_up = self.wait_for_vectors(max(0.0, end - time.monotonic()))
         model = self._semantic.model
         with self._read("embed") as conn:
             slots = [slot for slot in (self._slot(conn, b) for b in bank_ids) if slot is not None]
@@ -107,7 +110,7 @@ class LocalVectorWiring(LocalConnections):
             lo, hi = slot_range(slot)
             if not self._dense.is_warm(lo, model):
                 self._warm(lo, hi, model)
-        return time.monotonic() <= end
+        return caught_up
 
     def meaning_report(self) -> dict[str, Any]:
         """For doctor: is recall by meaning on, and how many memories lack a usable vector.
