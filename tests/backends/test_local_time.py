@@ -42,6 +42,11 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("what did we ship this week", "2025-03-17", "2025-03-21"),  # from Monday, today included
         ("this month", "2025-03-01", "2025-03-21"),
         ("what broke last year", "2024-01-01", "2025-01-01"),
+        ("what changed since Monday?", "2025-03-17", "2025-03-21"),  # from that day up to today's end
+        ("anything new since March 4", "2025-03-04", "2025-03-21"),
+        ("since last week", "2025-03-13", "2025-03-21"),
+        ("since yesterday", "2025-03-19", "2025-03-21"),
+        ("what did we do since we met on 2025-03-01", "2025-03-01", "2025-03-21"),
     ],
 )
 def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
@@ -65,6 +70,7 @@ def day_of(epoch: float) -> str:
         "release 1.2.3.2024 of the tool",  # a version, not a date
         "the cron runs every Friday",  # a habit, not a day asked about
         "Friday is our release day",
+        "ever since we moved to Redis the cache is fast",  # "since" with no day after it
     ],
 )
 def test_no_period_where_none_is_named(query: str) -> None:

@@ -3,10 +3,11 @@
 Two small rules for the embedded store's recall, pure functions over text and candidates:
 
 - :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
-  "23.01.2024", "on Friday", "this week", "yesterday", "last week", "3 days ago", "in 2024")
-  relative to the recall's reference time, so the units said then can be fetched and put first.
-  Only the query's last 300 characters are read: the plugin's query is the recent conversation,
-  newest last, and a date the user mentioned ten messages ago must not steer every later recall.
+  "23.01.2024", "on Friday", "this week", "yesterday", "last week", "3 days ago", "in 2024", "since
+  Monday") relative to the recall's reference time, so the units said then can be fetched and put
+  first. Only the query's last 300 characters are read: the plugin's query is the recent
+  conversation, newest last, and a date the user mentioned ten messages ago must not steer every
+  later recall.
 - :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
   the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
@@ -56,6 +57,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 # or a bare "Friday" is a habit or a name, not a day asked about.
 _WEEKDAY = re.compile(rf"\b(?:on|last|this\s+past)\s+({'|'.join(_WEEKDAYS)})\b")
 _TOKEN = re.compile(r"[a-z]+")
+# The last "since …" of the query's end; what follows is read as a day ("since Monday" as "on Monday").
+_SINCE = re.compile(r"\bsince\s+(?!.*\bsince\b)(.+)$", re.I | re.S)
 _DIGIT = re.compile(r"\d")
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
@@ -110,6 +113,12 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     text = query[-TAIL_CHARS:]
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
+    if "since" in words and (m := _SINCE.search(text)):
+        # "what changed since Monday / March 4 / last week": from that day's start up to today's end.
+        first = time_window("on " + m[1], reference_epoch)
+        end = _day_after(reference_epoch)
+        if first is not None and first[0] < end:
+            return first[0], end
     digits = _DIGIT.search(text) is not None
     ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
     if digits:
@@ -153,6 +162,12 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         if 1970 <= year <= ref.year:
             return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
     return None
+
+
+def _day_after(reference_epoch: float) -> float:
+    """The end of the reference's UTC day (a period "since …" includes today)."""
+    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
+    return (datetime(ref.year, ref.month, ref.day, tzinfo=UTC) + timedelta(days=1)).timestamp()
 
 
 def _explicit_day(text: str, words: frozenset[str], ref: datetime) -> Window | None:
