@@ -7,6 +7,8 @@ backlog never burns retries), and report stored / queued / failed truthfully per
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -419,7 +421,8 @@ def _merge_hits(rt: SessionRuntime, per_bank: list[list[MemoryHit]]) -> list[Mem
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
     out: list[MemoryHit] = []
-    for h in _by_score_keeping_order(per_bank) if rt.caps.ranked_hits else [h for hs in per_bank for h in hs]:
+    merged = heapq.merge(*per_bank, key=_best_first) if rt.caps.ranked_hits else itertools.chain(*per_bank)
+    for h in merged:
         key = same_text_key(h.text)
         if rt.caps.ranked_hits and h.id is not None:
             if h.id in seen_ids:
@@ -432,21 +435,10 @@ def _merge_hits(rt: SessionRuntime, per_bank: list[list[MemoryHit]]) -> list[Mem
     return out[: rt.cfg.local.recall_limit] if rt.caps.ranked_hits else out
 
 
-def _score(h: MemoryHit) -> float:
-    return h.score if h.score is not None else (h.importance or 0.0)
-
-
-def _by_score_keeping_order(per_bank: list[list[MemoryHit]]) -> list[MemoryHit]:
-    """Merge the banks' lists: next is the best-scoring of their heads (the earlier bank on a tie)."""
-    heads = [0] * len(per_bank)
-    merged: list[MemoryHit] = []
-    while True:
-        live = [b for b, hs in enumerate(per_bank) if heads[b] < len(hs)]
-        if not live:
-            return merged
-        best = max(live, key=lambda b: (_score(per_bank[b][heads[b]]), -b))
-        merged.append(per_bank[best][heads[best]])
-        heads[best] += 1
+def _best_first(h: MemoryHit) -> float:
+    """The merge key: higher score first. ``heapq.merge`` takes the smallest of the lists' heads
+    (the earlier list on a tie) and never reorders a list, which is what keeps a bank's order."""
+    return -(h.score if h.score is not None else (h.importance or 0.0))
 
 
 def _hindsight_bullet(h: MemoryHit) -> str:
