@@ -113,19 +113,19 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     text = query[-TAIL_CHARS:]
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
+    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
+    today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     if "since" in words and (m := _SINCE.search(text)):
         # "what changed since Monday / March 4 / last week": from that day's start up to today's end.
         first = time_window("on " + m[1], reference_epoch)
-        end = _day_after(reference_epoch)
+        end = (today + timedelta(days=1)).timestamp()
         if first is not None and first[0] < end:
             return first[0], end
     digits = _DIGIT.search(text) is not None
-    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
     if digits:
         explicit = _explicit_day(text, words, ref)
         if explicit is not None:
             return explicit
-    today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     if "yesterday" in lowered:
         if re.search(r"\bday\s+before\s+yesterday\b", lowered):
             start = today - timedelta(days=2)
@@ -162,12 +162,6 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         if 1970 <= year <= ref.year:
             return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
     return None
-
-
-def _day_after(reference_epoch: float) -> float:
-    """The end of the reference's UTC day (a period "since …" includes today)."""
-    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
-    return (datetime(ref.year, ref.month, ref.day, tzinfo=UTC) + timedelta(days=1)).timestamp()
 
 
 def _explicit_day(text: str, words: frozenset[str], ref: datetime) -> Window | None:
@@ -214,13 +208,14 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
 
 
-def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+def same_subject(a: frozenset[str], b: frozenset[str], min_shared: int = MIN_SHARED) -> bool:
     """Do two units say much the same thing (most of the shorter one's words are in the other)?
 
     Identical word sets are not a change of mind but a repeat (ADR 055 shows those once).
+    ``min_shared`` is lower for a newer statement that announces a change (``CHANGE_MIN_SHARED``).
     """
     shared = len(a & b)
-    if shared < MIN_SHARED or a == b:
+    if shared < min_shared or a == b:
         return False
     return shared / min(len(a), len(b)) >= SAME_SUBJECT
 
@@ -241,14 +236,6 @@ CHANGE_MIN_SHARED = 2
 def announces_change(text: str) -> bool:
     """Does ``text`` say that something changed (a decision replaced, a tool switched)?"""
     return _CHANGE.search(text) is not None
-
-
-def changed_subject(older: frozenset[str], newer: frozenset[str]) -> bool:
-    """``same_subject`` with the lower bar of a newer statement that announces a change."""
-    shared = len(older & newer)
-    if shared < CHANGE_MIN_SHARED or older == newer:
-        return False
-    return shared / min(len(older), len(newer)) >= SAME_SUBJECT
 
 
 T = TypeVar("T")
@@ -279,7 +266,7 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
                 if said[id(out[j])] > said[id(out[i])]
                 and (
                     same_subject(stems[id(out[i])], stems[id(out[j])])
-                    or (changed_subject(stems[id(out[i])], stems[id(out[j])]) and announces(out[j]))
+                    or (same_subject(stems[id(out[i])], stems[id(out[j])], CHANGE_MIN_SHARED) and announces(out[j]))
                 )
             ),
             None,
