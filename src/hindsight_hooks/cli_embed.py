@@ -50,8 +50,8 @@ def _run_embed(ns: argparse.Namespace) -> int:
     done, missing = 0, 0
     try:
         if ns.check:
-            missing, total = backend.vector_counts()
-            damaged = backend.damaged_vector_count()
+            report = backend.meaning_report()
+            missing, total, damaged = report.without_vector, report.units, report.damaged
             if ns.json:
                 print(json.dumps({"path": str(path), "units": total, "without_vector": missing, "damaged": damaged}))
             else:

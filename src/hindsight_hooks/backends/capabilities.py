@@ -115,12 +115,27 @@ class ServerView(Protocol):
     def get_operation(self, bank_id: str, operation_id: str, timeout_s: float | None = None) -> dict[str, Any]: ...
 
 
+@dataclass(frozen=True)
+class MeaningReport:
+    """What doctor and ``embed --check`` say of recall by meaning (``MeaningLoader.meaning_report``).
+
+    ``on`` False: recall is by words (the extra is not installed, or ``[local] semantic = "off"``).
+    """
+
+    on: bool
+    model: str = ""
+    units: int = 0
+    without_vector: int = 0
+    damaged: int = 0
+    """Stored vectors recall cannot use (wrong size, NaN or inf); ``embed`` computes them again."""
+
+
 class MeaningLoader(Protocol):
     """Loading recall by meaning now, for a caller that can wait (``Capabilities.meaning_on_demand``)."""
 
     def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool: ...
 
-    def meaning_report(self) -> dict[str, Any]: ...
+    def meaning_report(self) -> MeaningReport: ...
 
 
 class SelfChecking(Protocol):

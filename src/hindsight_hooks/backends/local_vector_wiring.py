@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
+from .capabilities import MeaningReport
 from .local_connections import LocalConnections
 from .local_dense import DenseIndex
 from .local_embedding import Backfill, VectorWorker, count_missing, damaged_vectors, forget_vectors
@@ -112,24 +112,17 @@ class LocalVectorWiring(LocalConnections):
                 self._warm(lo, hi, model)
         return caught_up
 
-    def meaning_report(self) -> dict[str, Any]:
-        """For doctor: is recall by meaning on, and how many memories lack a usable vector.
-
-        ``on`` False: the extra is not installed, or ``[local] semantic = "off"`` (a foreign
-        embedder reports nothing here). Counts are read from the file; the model is not loaded.
-        """
+    def meaning_report(self) -> MeaningReport:
+        """For doctor and ``embed --check``: is recall by meaning on, and how many memories lack a
+        usable vector. Counts are read from the file (every stored vector, for the damaged ones);
+        the model is not loaded. A foreign embedder reports "off" here."""
         if self._semantic is None:
-            return {"on": False}
-        missing, total = self.vector_counts()
-        return {"on": True, "model": self._semantic.model, "units": total, "without_vector": missing,
-                "damaged": self.damaged_vector_count()}  # fmt: skip
-
-    def damaged_vector_count(self) -> int:
-        """How many stored vectors recall cannot use (wrong size, NaN or inf); ``backfill`` redoes them."""
-        if self._semantic is None:
-            return 0
+            return MeaningReport(on=False)
+        model, dim = self._semantic.model, self._semantic.dim
         with self._read("embed") as conn:
-            return len(damaged_vectors(conn, self._semantic.model, self._semantic.dim))
+            missing, total = count_missing(conn, model)
+            damaged = len(damaged_vectors(conn, model, dim))
+        return MeaningReport(on=True, model=model, units=total, without_vector=missing, damaged=damaged)
 
     def _embed_items(self, prepared: list[PreparedItem]) -> None:
         """Vectors for every new unit, computed before the write lock; failures leave them out."""

@@ -227,6 +227,7 @@ class Helper:
             return
         holder = Holder()
         deadline_s = deadline_of(adapter, event)  # our environment is the client's (same socket name)
+
         def on_deadline() -> None:
             answer.give_from(lambda: deadline_answer(adapter, event, holder, deadline_s))
 
@@ -338,4 +339,3 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...backends.base import MemoryBackend
 from ...backends.capabilities import ServerView, meaning_loader, self_checking, server_view
 from ...fsutil import move_aside
 from ...governance.redact import redact_error, redact_text
@@ -408,7 +409,7 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
     return out
 
 
-def _meaning_checks(built: Any) -> list[Check]:
+def _meaning_checks(built: MemoryBackend) -> list[Check]:
     """Recall by meaning: off (words only), or on with how many memories still lack a vector."""
     loader = meaning_loader(built)
     if loader is None:
@@ -417,14 +418,13 @@ def _meaning_checks(built: Any) -> list[Check]:
         report = loader.meaning_report()
     except Exception as exc:
         return [Check("recall by meaning", "warn", redact_error(exc), "run hindsight-hooks embed --check")]
-    if not report.get("on"):
+    if not report.on:
         return [Check("recall by meaning", "ok", "off: recall is by words (the [semantic] extra adds meaning)")]
-    units, missing, damaged = int(report["units"]), int(report["without_vector"]), int(report["damaged"])
-    detail = f"on ({report['model']}); {units - missing} of {units} memories have a vector"
-    if damaged:
+    detail = f"on ({report.model}); {report.units - report.without_vector} of {report.units} memories have a vector"
+    if report.damaged:
         fix = "run hindsight-hooks embed: it computes them again from their memories"
-        return [Check("recall by meaning", "warn", f"{detail}; {damaged} stored vectors are damaged", fix)]
-    if missing:
+        return [Check("recall by meaning", "warn", f"{detail}; {report.damaged} stored vectors are damaged", fix)]
+    if report.without_vector:
         detail += " (the rest get one in the background, or now with hindsight-hooks embed)"
     return [Check("recall by meaning", "ok", detail)]
 
