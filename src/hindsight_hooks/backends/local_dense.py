@@ -166,8 +166,10 @@ def split_usable(rows: list[Any], dim: int) -> tuple[list[Any], Any, list[Any]]:
     """
     import numpy as np
 
-    sized = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == 2 * dim]
-    other = [r for r in rows if not (isinstance(r[2], bytes) and len(r[2]) == 2 * dim)]
+    sized: list[Any] = []
+    other: list[Any] = []
+    for row in rows:
+        (sized if isinstance(row[2], bytes) and len(row[2]) == 2 * dim else other).append(row)
     if not sized:
         return [], np.zeros((0, dim), dtype=np.float16), other
     vectors = np.frombuffer(b"".join(r[2] for r in sized), dtype=np.float16).reshape(len(sized), dim)
