@@ -47,7 +47,8 @@ class LocalVectorWiring(LocalConnections):
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
         """Wait until the model is loaded and every unit retained so far has its vector.
 
-        Hooks never call this; the backfill command, the benches and the tests do.
+        Hooks never call this; the read tools (through :meth:`prepare_meaning`), the backfill
+        command, the benches and the tests do.
         """
         if self._semantic is None or self._worker is None:
             return True
@@ -97,12 +98,11 @@ class LocalVectorWiring(LocalConnections):
         """
         if self._semantic is None or self._worker is None:
             return False
-        end = time.monotonic() + max(0.0, timeout_s)
-        if not self._semantic.wait_ready(timeout_s):
+        caught_up = self.wait_for_vectors(max(0.0, timeout_s))  # the model first, then the worker
+        if not self._semantic.ready:
             return False
         # A large backlog (a store from before the extra) may not be done in time: the banks'
         # vectors are read all the same, so what has a vector is found by meaning already.
-        caught_up = self.wait_for_vectors(max(0.0, end - time.monotonic()))
         model = self._semantic.model
         with self._read("embed") as conn:
             slots = [slot for slot in (self._slot(conn, b) for b in bank_ids) if slot is not None]
