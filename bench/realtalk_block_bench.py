@@ -46,6 +46,7 @@ import recall_quality_bench as rq
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.governance import identity as ident
 from hindsight_hooks.hooks import Message
+from hindsight_hooks.retain.injected import is_injected
 
 TARGET_POINTS = 80.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,7 @@ def block_items(messages: list[Message], asked: int) -> list[str]:
     items: list[str] = []
     for msg in messages[:-asked] if asked else messages:
         content = msg.get("content")
-        if not isinstance(content, str) or not content.startswith("<hindsight-memory>"):
+        if not is_injected(msg) or not isinstance(content, str):
             continue
         for line in content.splitlines():
             head = ITEM.match(line)
