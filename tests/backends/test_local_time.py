@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local_time import asks_for_recent, newer_first, time_window
+from hindsight_hooks.backends.browse import MemoryFilter
+from hindsight_hooks.backends.local_browse import LocalBrowser
+from hindsight_hooks.backends.local_time import asks_for_recent, date_numbers, left_behind, newer_first, time_window
 from hindsight_hooks.plugin.recall.render import BankBlock, render_block
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import item, make, raw
 
 REF = datetime(2025, 3, 20, 12, tzinfo=UTC).timestamp()
 LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh the same for all
@@ -120,6 +122,12 @@ def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:
         ("Decision: the cache is Redis", "the cache warms Redis keys at boot", False),
         # announced, but about something else (one shared word)
         ("We picked Kafka for the event bus", "Change of plan: the cache is Memcached, not the bus", False),
+        # one shared word, named as what the change left behind (ADR 174)
+        ("we will use MySQL", "we switched from MySQL to Postgres", True),
+        ("Jenkins runs our builds", "We build on GitHub Actions instead of Jenkins", True),
+        ("the queue is RabbitMQ", "RabbitMQ is out, NATS is in", True),
+        # the shared word is where the data came from, not what was left
+        ("We picked Postgres for billing", "we got the numbers from Postgres", False),
     ],
 )
 def test_a_statement_that_announces_a_change_needs_fewer_shared_words(older: str, newer: str, moves: bool) -> None:
@@ -170,3 +178,91 @@ def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:
     backend.retain_batch("b", [item(turn, "s", source="auto", timestamp="2025-03-01T08:05:00Z")], operation_id="op")
     (hit,) = backend.recall("b", RecallRequest(query="kestrel")).hits
     assert hit.mentioned_at == "2025-03-01T08:00:00.000Z"  # the message's own time, not the delivery's
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("we switched from MySQL to Postgres", {"mysql"}),
+        ("Postgres replaces MySQL", {"mysql"}),
+        ("instead of the Jenkins box we use Actions", {"jenkin"}),
+        ("we no longer use Travis", {"travi"}),
+        ("we got the data from Postgres", set()),
+        ("the cache is Memcached, not the bus", set()),
+    ],
+)
+def test_what_a_change_names_as_left_behind(text: str, left: set[str]) -> None:
+    assert left_behind(text) == left
+
+
+@pytest.mark.parametrize(
+    ("query", "numbers"),
+    [
+        ("what did we do on 23.01.2024?", {"23", "01", "2024"}),
+        ("anything on 2024-12-31", {"2024", "12", "31"}),
+        ("what did we decide on March 4th about port 8080", {"4th"}),
+        ("three days ago", set()),
+        ("3 days ago on port 8080", {"3"}),
+        ("which port, 8080 or 2024?", set()),
+    ],
+)
+def test_the_numbers_that_write_a_date(query: str, numbers: set[str]) -> None:
+    assert date_numbers(query) == numbers
+
+
+@pytest.mark.parametrize("question", ["what did we do on 23.01.2024?", "what did we do on 2024-01-23", "on 2024-01-23"])
+def test_a_date_in_the_question_is_a_time_not_words(tmp_path: Path, question: str) -> None:
+    """The date's numbers are not searched as words: "port 2024 … 23 workers" said today must not
+    outrank what was said on 23.01.2024 (ADR 174)."""
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b", [item("Deployed the payment gateway hotfix", "d0", timestamp="2024-01-23T15:00:00Z")], operation_id="op0"
+    )
+    backend.retain_batch(
+        "b", [item("the proxy listens on port 2024 with 23 workers", "d1", timestamp="2025-12-31T10:00:00Z")],
+        operation_id="op1",
+    )  # fmt: skip
+    hits = backend.recall("b", RecallRequest(query=question, query_timestamp=LATER)).hits
+    assert [h.text for h in hits] == ["Deployed the payment gateway hotfix"]
+    assert "+time" in backend.last_search_mode
+
+
+def test_a_resumed_session_is_dated_by_its_messages_not_its_delivery(tmp_path: Path) -> None:
+    """A transcript delivered today whose messages were said days ago: the time window, browsing by
+    date and the shown date all use the message's own time (ADR 174)."""
+    backend = make(tmp_path)
+    turns = json.dumps([
+        {"role": "user", "content": "rotate the staging certificates", "timestamp": "2025-03-14T16:00:00Z"},
+        {"role": "user", "content": "bump the linter", "timestamp": "2025-03-19T09:00:00Z"},
+    ])  # fmt: skip
+    backend.retain_batch("b", [item(turns, "s", source="auto", timestamp="2025-03-20T11:00:00Z")], operation_id="op")
+    ask = datetime(2025, 3, 20, 12, tzinfo=UTC).isoformat()  # a Thursday: "on Friday" is March 14
+    hits = backend.recall("b", RecallRequest(query="what did we do on Friday?", query_timestamp=ask)).hits
+    assert [h.text for h in hits] == ["user: rotate the staging certificates"]
+    assert hits[0].mentioned_at == hits[0].created_at == "2025-03-14T16:00:00.000Z"
+    page = LocalBrowser(backend).list_page("b", MemoryFilter(since="2025-03-14", until="2025-03-15"))
+    assert [r.text for r in page.records] == ["user: rotate the staging certificates"]
+    newest = LocalBrowser(backend).list_page("b", MemoryFilter())
+    assert [r.text for r in newest.records] == ["user: bump the linter", "user: rotate the staging certificates"]
+
+
+def test_a_version_4_store_is_dated_by_when_its_units_were_said(tmp_path: Path) -> None:
+    """Schema 5 rewrites ``created_at`` of units a version-4 store dated by their delivery."""
+    backend = make(tmp_path)
+    turn = json.dumps([{"role": "user", "content": "the kestrel nests moved", "timestamp": "2025-03-01T08:00:00Z"}])
+    backend.retain_batch("b", [item(turn, "s", source="auto", timestamp="2025-03-09T08:05:00Z")], operation_id="op")
+    backend.retain_batch("b", [item("no time of its own", "t")], operation_id="op2")
+    backend.close()
+    conn = raw(tmp_path / "memory.db")
+    with conn:  # as version 4 wrote them: the delivery's time
+        conn.execute("UPDATE units SET created_at = '2025-03-09T08:05:00.000Z' WHERE occurred_at IS NOT NULL")
+        conn.execute("PRAGMA user_version = 4")
+    before = dict(conn.execute("SELECT content, created_at FROM units WHERE occurred_at IS NULL").fetchall())
+    conn.close()
+    make(tmp_path).close()
+    conn = raw(tmp_path / "memory.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    rows = dict(conn.execute("SELECT content, created_at FROM units").fetchall())
+    assert rows["user: the kestrel nests moved"] == "2025-03-01T08:00:00.000Z"
+    assert rows["no time of its own"] == before["no time of its own"]
+    conn.close()

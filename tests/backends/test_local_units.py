@@ -113,7 +113,8 @@ def test_origin_prefers_retain_source_then_shape() -> None:
     assert origin_of(None, None) == "explicit"
 
 
-def test_store_uses_message_units_and_item_timestamp(tmp_path: Path) -> None:
+def test_store_uses_message_units_dated_by_their_own_message(tmp_path: Path) -> None:
+    """A unit is dated when its message was said, not when the item was delivered (ADR 174)."""
     backend = make(tmp_path)
     content = json.dumps([{"role": "user", "content": "ship the release notes", "timestamp": 1714557600000}])
     backend.retain_batch(
@@ -121,7 +122,7 @@ def test_store_uses_message_units_and_item_timestamp(tmp_path: Path) -> None:
     )
     (unit,) = backend.list_units("b", 10, 0)
     assert unit.text == "user: ship the release notes"
-    assert unit.created_at == "2024-06-01T00:00:00.000Z"
+    assert unit.created_at == "2024-05-01T10:00:00.000Z"
     from tests.backends.test_local_support import raw
 
     occurred, context = raw(backend.path).execute("SELECT occurred_at, context FROM units").fetchone()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..timefmt import iso_now
+from ..timefmt import iso_now, normalize_timestamp
 from .browse import Dropped, Record
 from .local_browse import EDITS_SQL
 from .local_schema import slot_range
@@ -194,6 +194,7 @@ def _insert_memory(conn: sqlite3.Connection, bank_id: str, rowid: int, mem: Reco
     importance = mem.get("importance")
     importance = min(1.0, max(0.0, float(importance))) if isinstance(importance, int | float) else 0.5
     seq = mem.get("seq") if isinstance(mem.get("seq"), int) else 0
+    said = normalize_timestamp(mem.get("occurred_at"))  # created_at is when it was said (ADR 174)
     conn.execute(
         "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
         "created_at, occurred_at, metadata_json, valid_until, superseded_by, script_terms) "
@@ -209,8 +210,8 @@ def _insert_memory(conn: sqlite3.Connection, bank_id: str, rowid: int, mem: Reco
             kind,
             source,
             importance,
-            str(mem.get("created_at") or now),
-            mem.get("occurred_at"),
+            said or normalize_timestamp(mem.get("created_at")) or now,
+            said,
             orjson.dumps(dict(mem.get("metadata") or {})).decode(),
             mem.get("valid_until"),
             mem.get("superseded_by"),

@@ -45,7 +45,7 @@ from .local_rank import (
 from .local_reflect import reflect_query, sandwich
 from .local_schema import slot_range
 from .local_text import StemFinder, content_words, query_terms
-from .local_time import asks_for_recent, newer_first, time_window
+from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .tag_groups import TagGroupError, validate_tag_groups
@@ -85,7 +85,10 @@ class LocalRecall(LocalVectorWiring):
             if parsed is None:
                 raise BackendError("recall", "permanent", "query_timestamp is not an ISO 8601 timestamp")
             reference = parsed
+        period = time_window(request.query, reference)
         terms = query_terms(request.query)
+        if period is not None and (numbers := date_numbers(request.query)):
+            terms = [t for t in terms if t not in numbers]  # the window answers the date (ADR 174)
         limit = request.limit or self.recall_limit
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
@@ -100,7 +103,7 @@ class LocalRecall(LocalVectorWiring):
             slot = self._slot(conn, bank_id)
             if slot is None:
                 raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
-            if not terms and not semantic:
+            if not terms and not semantic and period is None:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
@@ -118,7 +121,6 @@ class LocalRecall(LocalVectorWiring):
             hybrid = svec is not None and self._add_semantic(conn, svec, candidates, lo, hi, filters, need)
             if hybrid:
                 self.last_search_mode += "+dense"
-            period = time_window(request.query, reference)
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"

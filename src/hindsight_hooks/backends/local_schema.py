@@ -25,10 +25,11 @@ from pathlib import Path
 
 from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
+from ..timefmt import normalize_timestamp
 from .base import BackendError, ErrorKind
 from .local_script import unit_script_terms
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
 BUSY_TIMEOUT_MS = 5000
@@ -205,13 +206,39 @@ DROP TABLE unit_vectors;
 ALTER TABLE unit_vectors_v4 RENAME TO unit_vectors;
 """
 
+
+
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """A unit's ``created_at`` becomes when it was said (its ``occurred_at``) where that is known.
+
+    Before version 5 a unit kept its retain item's time, so a resumed session's older messages
+    carried the day they were stored: a question about the day they were said missed them, and
+    browsing by date disagreed with the dates it showed (ADR 174). No index trigger watches
+    ``created_at``; ``units_by_created`` follows the update.
+    """
+    last = -(1 << 62)
+    while True:  # in chunks, as version 3
+        rows = conn.execute(
+            "SELECT rowid, occurred_at, created_at FROM units WHERE rowid > ? ORDER BY rowid LIMIT 5000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        updates = [
+            (said, rowid)
+            for rowid, occurred, created in rows
+            if occurred and (said := normalize_timestamp(occurred)) is not None and said != created
+        ]
+        conn.executemany("UPDATE units SET created_at = ? WHERE rowid = ?", updates)
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 
 # MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
 # schema. Published entries never change (files in the wild were built by them): a change to
 # the schema is a new entry and a version bump. An entry is a SQL script, or a function for a
 # step that needs Python (version 3 computes each unit's script terms).
-MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3, _V3_TO_V4)
+MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3, _V3_TO_V4, _v4_to_v5)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 assert f"'{RANK_CONFIG}'" in _V2_TO_V3_INDEX
 

@@ -164,6 +164,27 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     return None
 
 
+_DATE_PATTERNS = (_ISO, _DOTTED, _YEAR_SLASH, _SLASH, _MONTH_DAY, _DAY_MONTH, _MONTH_YEAR, _YEAR, _AGO)
+_NUMBER_WORD = re.compile(r"\w*\d\w*")
+
+
+def date_numbers(query: str) -> frozenset[str]:
+    """The lower-case words with digits that write a date or a span in ``query``'s tail ("23",
+    "01", "2024" of "23.01.2024"; "4th" of "March 4th"; "3" of "3 days ago").
+
+    A question's date is answered by the time window; searched as words as well, its numbers
+    would raise whatever says "23" or "2024" (a port, a count) above what was said that day.
+    """
+    text = query[-TAIL_CHARS:]
+    if _DIGIT.search(text) is None:
+        return frozenset()
+    found: set[str] = set()
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            found.update(w.lower() for w in _NUMBER_WORD.findall(m[0]))
+    return frozenset(found)
+
+
 def _explicit_day(text: str, words: frozenset[str], ref: datetime) -> Window | None:
     """A day or month written out: ISO, in digits, or with a month's name (``text`` has a digit)."""
     if "-" in text and (m := _ISO.search(text)):
@@ -238,6 +259,25 @@ def announces_change(text: str) -> bool:
     return _CHANGE.search(text) is not None
 
 
+# What a change names as left behind: "switched from MySQL", "instead of Jenkins", "replaced
+# Memcached", "Redis is out". An older statement that says that word is the decision changed,
+# even when it shares no other word with the newer one ("we will use MySQL" → "we switched from
+# MySQL to Postgres", ADR 174).
+_THE = r"(?:(?:the|our|a|an)\s+)?"
+_LEFT_BEHIND = re.compile(
+    r"\b(?:(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing))\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of"
+    rf"|replac(?:e|ed|es|ing)|dropp(?:ed|ing)|no\s+longer\s+(?:use|using|run|running|on))\s+{_THE}([\w.+#-]+)"
+    r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
+    re.I,
+)
+
+
+def left_behind(text: str) -> frozenset[str]:
+    """The stems of the words a change announces as left behind (empty for most texts)."""
+    found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
+    return content_stems(" ".join(found)) if found else frozenset()
+
+
 T = TypeVar("T")
 
 
@@ -251,11 +291,20 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
     stems = {id(h): content_stems(text(h)) for h in out}
     said = {id(h): epoch(h) for h in out}
     announced: dict[int, bool] = {}  # read only for pairs close enough to need it (a regex per hit)
+    left: dict[int, frozenset[str]] = {}
 
     def announces(hit: T) -> bool:
         if id(hit) not in announced:
             announced[id(hit)] = announces_change(text(hit))
         return announced[id(hit)]
+
+    def leaves(newer: T, older: T) -> bool:
+        """Does ``newer`` name a word of ``older`` as what it left behind?"""
+        if not announces(newer):
+            return False
+        if id(newer) not in left:
+            left[id(newer)] = left_behind(text(newer))
+        return not left[id(newer)].isdisjoint(stems[id(older)]) and stems[id(older)] != stems[id(newer)]
 
     for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
         move = next(
@@ -267,6 +316,7 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
                 and (
                     same_subject(stems[id(out[i])], stems[id(out[j])])
                     or (same_subject(stems[id(out[i])], stems[id(out[j])], CHANGE_MIN_SHARED) and announces(out[j]))
+                    or leaves(out[j], out[i])
                 )
             ),
             None,

@@ -134,9 +134,12 @@ def store_batch(
             if next_rowid > hi:
                 raise OverflowError("the bank has no free unit rowids left")
             unit_id = hash16(bank_id + item.document_id + text + item.created_at + str(state.next_seq))
+            said = item.unit_times[k] or item.occurred_at
+            # A unit's created_at is when it was said, so the time window, browsing and recency all
+            # see the message's own time (schema 5); the item's time stands in when it has none.
             state.pending.append(
                 [next_rowid, unit_id, bank_id, item.document_id, state.next_seq, text, item.context, item.type,
-                 item.source, item.importance, item.created_at, item.unit_times[k] or item.occurred_at]
+                 item.source, item.importance, said or item.created_at, said]
             )  # fmt: skip
             vector = item.vectors[k] if k < len(item.vectors) else None
             if vector is not None:
