@@ -77,3 +77,12 @@ def test_backend_reflect_end_to_end(tmp_path: Path) -> None:
     assert "postgres is the primary database (2023-11-14, tool, c:" in text
     assert "redis caches sessions (2023-11-14, transcript, c:" in text
     assert text.endswith("_(2 memories retrieved)_")
+
+
+def test_a_fact_is_dated_when_it_was_said() -> None:
+    """A server's hit carries when it was said apart from when it was stored (ADR 174)."""
+    said = MemoryHit(
+        text="rotate the staging certificates", created_at="2025-03-20T11:00:00Z", mentioned_at="2025-03-14T16:00:00Z"
+    )
+    assert "(2025-03-14, " in sandwich_line(said)
+    assert "(2025-03-20, " in sandwich_line(MemoryHit(text="no message time", created_at="2025-03-20T11:00:00Z"))

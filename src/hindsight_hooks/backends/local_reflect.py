@@ -29,7 +29,8 @@ def _preview(text: str) -> str:
 
 def sandwich_line(hit: MemoryHit) -> str:
     """``- <content ≤200> (<YYYY-MM-DD or ?>, <source or unknown>, c:<score .1f>)``."""
-    date = hit.created_at[:10] if hit.created_at else "?"
+    said = hit.mentioned_at or hit.created_at  # when it was said (ADR 174)
+    date = said[:10] if said else "?"
     source = hit.source or "unknown"
     confidence = hit.score if hit.score is not None else (hit.importance or 0.0)
     return f"- {_preview(hit.text)} ({date}, {source}, c:{confidence:.1f})"

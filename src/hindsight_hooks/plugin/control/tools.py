@@ -459,8 +459,9 @@ def _local_bullet(h: MemoryHit) -> str:
     line += f" (id: {h.id})" if h.id else " (id unavailable)"
     if h.source:
         line += f" [{h.source}]"
-    if h.created_at:
-        line += f" ({h.created_at[:10]})"
+    said = h.mentioned_at or h.created_at  # when it was said, as the block shows it (ADR 174)
+    if said:
+        line += f" ({said[:10]})"
     score = h.score if h.score is not None else h.importance
     if score is not None:
         line += f" c:{score:.1f}"
