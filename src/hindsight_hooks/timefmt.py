@@ -75,9 +75,8 @@ def iso_utc(moment: datetime | int | float | str) -> str:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def parse_iso(value: object) -> float | None:
-    """Epoch seconds for an ISO 8601 string (``Z``, an offset, or naive = UTC); ``None`` when
-    it is missing or unreadable."""
+def _parse_aware(value: object) -> datetime | None:
+    """An ISO 8601 string (``Z``, an offset, or naive = UTC) as an aware datetime, else ``None``."""
     if not isinstance(value, str) or not value:
         return None
     text = value.strip()
@@ -87,11 +86,32 @@ def parse_iso(value: object) -> float | None:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+
+
+def parse_iso(value: object) -> float | None:
+    """Epoch seconds for an ISO 8601 string (``Z``, an offset, or naive = UTC); ``None`` when
+    it is missing or unreadable."""
+    parsed = _parse_aware(value)
+    if parsed is None:
+        return None
     try:
         return parsed.timestamp()
     except (OverflowError, OSError, ValueError):
+        return None
+
+
+def instant_ms(value: object) -> int | None:
+    """An ISO 8601 string as whole epoch milliseconds, floored, computed exactly (no float): for
+    comparing two instants written in different forms (``Z`` or an offset, with or without
+    sub-millisecond digits) where one millisecond decides (the tombstones' "at or before",
+    ADR 173). ``None`` when missing or unreadable."""
+    parsed = _parse_aware(value)
+    if parsed is None:
+        return None
+    try:
+        return (parsed - _EPOCH) // timedelta(milliseconds=1)
+    except OverflowError:
         return None
 
 

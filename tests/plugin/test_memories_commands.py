@@ -173,14 +173,16 @@ def test_forget_by_session_dry_run_confirm_queue_and_tombstone(local_kit: Kit) -
     ]
     assert (local_kit.state / "tombstones.json").stat().st_mode & 0o777 == 0o600
 
-    # The session goes on (or its cursor replays from evidence): nothing of it comes back.
+    # The session goes on: what is said and retained after the forget is new and is kept, even
+    # the same text again (ADR 173); what the forget covered does not come back. A replay of the
+    # old transcript stays out: tests/plugin/test_forget_tombstone_times.py.
     run_turn(gone, "And the quokka archive?", "The quokka archive is on tape eleven.")
     remember(gone, "The quokka cache lives in Redis cluster seven.")
     flushed = gone.command("/hindsight:flush")
     assert flushed.level in ("info", "warning")
     texts = " ".join(local_kit.texts(local_kit.project_bank))
     assert "The quokka dashboard is owned by the platform team." in texts
-    assert "Redis cluster seven" not in texts and "tape eleven" not in texts and "bucket nine" not in texts
+    assert "Redis cluster seven" in texts and "tape eleven" in texts and "bucket nine" not in texts
     assert local_kit.jobs() == []
 
 
@@ -201,11 +203,11 @@ def test_forget_by_id_tag_query_and_document(local_kit: Kit) -> None:
     q = host.command("/hindsight:memories forget query kiwi --json")
     assert q.data is not None and q.data["forgotten"] == 2, q.text
     assert local_kit.texts(local_kit.project_bank) == []
-    # The same fact retained again by a tool stays forgotten (its text's tombstone).
+    # The same fact retained again by a tool after the forget is a new decision: stored (ADR 173).
     stored = host.call_tool("hindsight_retain", {"items": [{"content": "Epsilon kiwi fact."}], "async": False})
-    assert not stored.is_error
+    assert not stored.is_error and stored.text == "1 memory stored.", stored.text
     host.command("/hindsight:flush")
-    assert local_kit.texts(local_kit.project_bank) == []
+    assert local_kit.texts(local_kit.project_bank) == ["Epsilon kiwi fact."]
     nothing = host.command("/hindsight:memories forget id 0123456789abcdef")
     assert nothing.level == "info" and "would forget 0 memories" in nothing.text
 

@@ -31,6 +31,7 @@ from .paths import QueuePaths
 from .policy import Failure, apply_failure, classify, is_due
 from .receipts import bounded_context, record_receipts
 from .store import Entry, Snapshot, append_durably, quarantine, read_tolerant, rewrite
+from .tombstones import ItemFilter
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,6 +63,9 @@ class FlushResult:
     quarantine_error: str | None = None
     receipt_error: str | None = None
     """Why the receipts could not be written (redacted); the delivery itself stands."""
+    forgotten: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per job id, the items a tombstone kept out: ``{"items": n, "forgotten_at": iso}`` (ADR 173);
+    its delivered entry carries the same, so a retain can say "not stored" instead of "stored"."""
 
     def as_dict(self) -> dict[str, Any]:
         """The docs/queue.md#flush result shape (``operation_ids``/``outcome`` only when something was delivered)."""
@@ -95,8 +99,8 @@ class FlushContext:
     receipts_path: Path | None = None
     on_claim_lock: Callable[[], None] | None = None
     """Runs first under the claim's hold (the queue's once-per-object temp-file sweep)."""
-    item_filter: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    """Drops the items a tombstone matches before delivery (``tombstones``, ADR 132)."""
+    item_filter: ItemFilter | None = None
+    """Drops the items a tombstone keeps out before delivery (``tombstones``, ADR 132, ADR 173)."""
 
 
 @dataclass
@@ -230,7 +234,7 @@ def _deliver(
     ensure_bank: Callable[[str], None] | None,
     request_timeout_ms: int | None,
     result: FlushResult,
-    item_filter: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+    item_filter: ItemFilter | None = None,
 ) -> tuple[dict[str, RetainOutcome], dict[str, Failure]]:
     outcomes: dict[str, RetainOutcome] = {}
     failures: dict[str, Failure] = {}
@@ -244,7 +248,10 @@ def _deliver(
             break  # the rest are released unattempted
         items = [dict(item) for item in job["items"]]
         if item_filter is not None:
-            items = item_filter(bank, items)
+            sieved = item_filter(bank, items, job.get("created_at"))
+            items = sieved.kept
+            if sieved.forgotten:
+                result.forgotten[job["id"]] = {"items": sieved.forgotten, "forgotten_at": sieved.forgotten_at}
             if not items:  # everything in it was forgotten: done, nothing to send
                 outcomes[job["id"]] = RetainOutcome(items_count=0)
                 continue
@@ -278,14 +285,18 @@ def _deliver(
 # -- C. commit ------------------------------------------------------------------------------
 
 
-def _delivered_entry(job: dict[str, Any], outcome: RetainOutcome) -> dict[str, Any]:
+def _delivered_entry(
+    job: dict[str, Any], outcome: RetainOutcome, forgotten: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A delivered job as the flush result reports it; ``forgotten`` (only when a tombstone kept
+    some of its items out) says how many and since which forget."""
     items = job.get("items") or []
     tags: dict[str, None] = {}
     for item in items:
         for tag in item.get("tags") or []:
             tags.setdefault(tag, None)
     last = items[-1] if items else {}
-    return {
+    entry: dict[str, Any] = {
         "queue_job_id": job["id"],
         "bank_id": job["bank_id"],
         "document_ids": document_ids(job),
@@ -304,6 +315,9 @@ def _delivered_entry(job: dict[str, Any], outcome: RetainOutcome) -> dict[str, A
             for item in items
         ],
     }
+    if forgotten:
+        entry["forgotten"] = dict(forgotten)
+    return entry
 
 
 def _dead_ids(ctx: FlushContext) -> set[str]:
@@ -364,7 +378,9 @@ def _commit(
         ident, _size = rewrite(ctx.paths.active, [e.raw for e in kept])
         ctx.on_rewrite(ident, kept)
         delivered_jobs = [j for j in claim.jobs if j["id"] in outcomes]
-        result.delivered = [_delivered_entry(j, outcomes[j["id"]]) for j in delivered_jobs]
+        result.delivered = [
+            _delivered_entry(j, outcomes[j["id"]], result.forgotten.get(j["id"])) for j in delivered_jobs
+        ]
         if ctx.receipts_path is not None and result.delivered:
             try:
                 record_receipts(ctx.receipts_path, result.delivered, now)

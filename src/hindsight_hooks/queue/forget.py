@@ -10,12 +10,13 @@ cannot be called back: its count is reported, and the tombstone drops it should 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..timefmt import parse_iso
+from ..timefmt import iso_ms, parse_iso
 from .jobs import dumps_line
 from .store import read_tolerant, rewrite
 from .tombstones import Tombstone, add_tombstones, matcher_for, tombstone_path
@@ -43,11 +44,18 @@ def queued_matches(queue: RetainQueue, bank_id: str, match: Callable[[dict[str, 
 
 
 def forget_queued(queue: RetainQueue, stones: list[Tombstone]) -> QueuedForget:
-    """Write ``stones`` and drop every queued item they match, under one queue-lock hold."""
+    """Write ``stones`` and drop every queued item they match, under one queue-lock hold.
+
+    The stones are dated here, inside the hold, not when the forget was planned (the person may
+    take a while to confirm): a tombstone keeps out what was said or queued at or before its time
+    (ADR 173), so its time must be the moment no job can be queued or claimed unseen. Every job
+    still queued then predates it and is cleaned whatever its items' times."""
     out = QueuedForget()
     now = queue.now()
     ttl_s = queue.cfg.claim_ttl_ms / 1000.0
     with queue.lock.hold():
+        written = iso_ms(time.time())
+        stones = [replace(s, created_at=written) for s in stones]
         out.tombstones_added = add_tombstones(tombstone_path(queue.path), stones)
         for path in (queue.paths.active, queue.paths.dead):
             _clean(path, stones, now, ttl_s, out)

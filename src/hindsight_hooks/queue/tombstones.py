@@ -11,14 +11,23 @@ A tombstone matches an item by session (the ``session:<id>`` tag or ``metadata.s
 by document id, by tag, or by its exact text (the ``same_text_key`` of a forgotten memory). The
 file is JSON, written atomically 0600; one we cannot parse is moved aside and reported, never
 silently dropped (then nothing is filtered until it is repaired, and ``doctor`` would say so).
+
+A tombstone forgets the past, not the future (ADR 173): it keeps out an item only when the item
+was said or queued at or before the tombstone's ``created_at``. What comes back after a forget
+is old (a replayed transcript keeps its messages' times, a re-import its records' times, a job
+queued before the forget its ``created_at``); what a person says or retains after it is new
+and is kept, even in the same session or with the same text. Times are compared as instants
+(parsed, to the millisecond), never as strings; an item or tombstone without a readable time
+is kept out, as before (the safe side).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +35,28 @@ import orjson
 
 from ..backends.base import same_text_key
 from ..fsutil import atomic_write_bytes
+from ..timefmt import instant_ms
 
 FILE_NAME = "tombstones.json"
 KINDS = ("session", "document", "tag", "text")
-ItemFilter = Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]
+ALWAYS = math.inf
+"""The cutoff of a tombstone without a readable ``created_at``: it keeps out items of any time
+(what every tombstone did before ADR 173, and what a hand-written one without a time still does)."""
+
+
+@dataclass(frozen=True)
+class Sieved:
+    """One job's items after the tombstones: what goes on, and how many were kept out and by a
+    forget of when (so the retain that asked for them can say so instead of "stored")."""
+
+    kept: list[dict[str, Any]]
+    forgotten: int = 0
+    forgotten_at: str = ""
+    """The newest ``created_at`` among the tombstones that kept an item out ("" when undated)."""
+
+
+ItemFilter = Callable[[str, list[dict[str, Any]], object], Sieved]
+"""``(bank_id, items, the job's created_at)`` → the items a delivery may send."""
 
 
 def tombstone_path(queue_path: Path) -> Path:
@@ -78,25 +105,41 @@ _write_lock = threading.Lock()
 
 
 def add_tombstones(path: Path, stones: Iterable[Tombstone]) -> int:
-    """Add ``stones`` (duplicates skipped); returns how many were new. Callers hold the queue lock,
-    so two processes never interleave their read-modify-write."""
+    """Add ``stones``; returns how many were new. Callers hold the queue lock, so two processes
+    never interleave their read-modify-write.
+
+    A stone already there (same bank, kind and value) takes the newer ``created_at``: a second
+    forget of the same session must also keep out what was retained between the two forgets."""
     with _write_lock:
         try:
             existing = read_tombstones(path)
         except (ValueError, orjson.JSONDecodeError):
             _quarantine(path)
             existing = []
-        seen = {(t.bank_id, t.kind, t.value) for t in existing}
-        added: list[Tombstone] = []
+        index = {(t.bank_id, t.kind, t.value): n for n, t in enumerate(existing)}
+        added = 0
+        changed = False
         for stone in stones:
             key = (stone.bank_id, stone.kind, stone.value)
-            if key not in seen:
-                seen.add(key)
-                added.append(stone)
-        if added:
-            body = {"tombstones": [t.as_dict() for t in [*existing, *added]]}
+            at = index.get(key)
+            if at is None:
+                index[key] = len(existing)
+                existing.append(stone)
+                added += 1
+                changed = True
+            elif _later(stone.created_at, existing[at].created_at):
+                existing[at] = replace(existing[at], created_at=stone.created_at)
+                changed = True
+        if changed:
+            body = {"tombstones": [t.as_dict() for t in existing]}
             atomic_write_bytes(path, orjson.dumps(body, option=orjson.OPT_INDENT_2), 0o600)
-        return len(added)
+        return added
+
+
+def _later(new: str, old: str) -> bool:
+    """Whether ``new`` moves a stone's cutoff on. An undated stone keeps out everything already,
+    so it stays undated."""
+    return cutoff_ms(old) != ALWAYS and cutoff_ms(new) > cutoff_ms(old)
 
 
 def _quarantine(path: Path) -> None:
@@ -108,36 +151,124 @@ def _quarantine(path: Path) -> None:
     move_aside(path, time.strftime("%Y%m%dT%H%M%S"))
 
 
-class Matcher:
-    """The tombstones of one bank, indexed for a per-item check."""
+def cutoff_ms(created_at: str) -> float:
+    """A tombstone's time as epoch milliseconds; ``ALWAYS`` when it has none we can read."""
+    ms = instant_ms(created_at)
+    return ALWAYS if ms is None else float(ms)
 
-    def __init__(self, stones: list[Tombstone]) -> None:
-        self.sessions = {t.value for t in stones if t.kind == "session"}
-        self.documents = {t.value for t in stones if t.kind == "document"}
-        self.tags = {t.value for t in stones if t.kind == "tag"}
-        self.texts = {t.value for t in stones if t.kind == "text"}
+
+def said_at_ms(item: dict[str, Any], queued_at: object = None) -> float | None:
+    """The earliest time an item can be shown to have been said, in epoch milliseconds.
+
+    The earliest of: the item's ``timestamp`` (a message's time for imports, the record's for a
+    re-import, the retain's own for the tools), the times of the transcript messages inside an
+    automatic retain's content (its ``timestamp`` is when the run was retained, so a transcript
+    replayed after a forget would otherwise look new), and ``queued_at``, the job's
+    ``created_at`` (a job queued before a forget is old, whatever its items say). Earliest,
+    because one old part is enough to make an item something the forget already covered.
+    ``None`` when there is no readable time at all. Floored to the millisecond, as tombstone
+    times are, so the same millisecond counts as "at or before" (kept out: the safe side)."""
+    times = [instant_ms(item.get("timestamp")), instant_ms(queued_at), *_message_times(item.get("content"))]
+    known = [t for t in times if t is not None]
+    return float(min(known)) if known else None
+
+
+def _message_times(content: object) -> list[int | None]:
+    """The ``timestamp`` of every message of a projected transcript (``projection_json``: a JSON
+    array of message objects); nothing for any other content. Only read for an item a tombstone
+    already matches by key, so an ordinary delivery never parses its content."""
+    if not isinstance(content, str) or not content.lstrip().startswith("["):
+        return []
+    try:
+        parsed = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(parsed, list):
+        return []
+    return [instant_ms(m.get("timestamp")) for m in parsed if isinstance(m, dict)]
+
+
+@dataclass
+class Matcher:
+    """The tombstones of one bank, indexed for a per-item check: each key to its newest cutoff
+    (epoch ms) and the ``created_at`` it came from."""
+
+    sessions: dict[str, tuple[float, str]] = field(default_factory=dict)
+    documents: dict[str, tuple[float, str]] = field(default_factory=dict)
+    tags: dict[str, tuple[float, str]] = field(default_factory=dict)
+    texts: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, stones: list[Tombstone]) -> Matcher:
+        out = cls()
+        by_kind = {"session": out.sessions, "document": out.documents, "tag": out.tags, "text": out.texts}
+        for stone in stones:
+            table = by_kind[stone.kind]
+            cut = (cutoff_ms(stone.created_at), stone.created_at)
+            if stone.value not in table or cut[0] > table[stone.value][0]:
+                table[stone.value] = cut
+        return out
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.documents or self.tags or self.texts)
 
-    def matches(self, item: dict[str, Any]) -> bool:
+    def _newest(self, item: dict[str, Any]) -> tuple[float, str] | None:
+        """The newest cutoff among the tombstones whose key the item has, whatever its time."""
         tags = [t for t in item.get("tags") or [] if isinstance(t, str)]
         meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
         assert isinstance(meta, dict)
-        if item.get("document_id") in self.documents:
-            return True
-        if self.tags.intersection(tags):
-            return True
-        if self.sessions and (
-            meta.get("session_id") in self.sessions
-            or any(t.removeprefix("session:") in self.sessions for t in tags if t.startswith("session:"))
-        ):
-            return True
-        return bool(self.texts) and text_key(str(item.get("content") or "")) in self.texts
+        document_id, session_id = item.get("document_id"), meta.get("session_id")
+        hits: list[tuple[float, str] | None] = [self.tags.get(t) for t in tags]
+        if isinstance(document_id, str):
+            hits.append(self.documents.get(document_id))
+        if self.sessions:
+            if isinstance(session_id, str):
+                hits.append(self.sessions.get(session_id))
+            hits += [self.sessions.get(t.removeprefix("session:")) for t in tags if t.startswith("session:")]
+        if self.texts:
+            hits.append(self.texts.get(text_key(str(item.get("content") or ""))))
+        found = [h for h in hits if h is not None]
+        return max(found, key=lambda h: h[0]) if found else None
+
+    def matches(self, item: dict[str, Any]) -> bool:
+        """Whether a tombstone's key covers the item, whatever its time: what a forget removes
+        from the queue at the moment it is written (everything queued then predates it)."""
+        return self._newest(item) is not None
+
+    def keeps_out(self, item: dict[str, Any], queued_at: object = None) -> str | None:
+        """The ``created_at`` of the forget that keeps ``item`` out ("" when undated), or
+        ``None`` when it may pass: no key matches, or it was said after every matching forget."""
+        newest = self._newest(item)
+        if newest is None:
+            return None
+        cutoff, created_at = newest
+        said = said_at_ms(item, queued_at)
+        return created_at if said is None or said <= cutoff else None
 
 
 def matcher_for(stones: list[Tombstone], bank_id: str) -> Matcher:
-    return Matcher([t for t in stones if t.bank_id == bank_id])
+    return Matcher.of([t for t in stones if t.bank_id == bank_id])
+
+
+def sieve(matcher: Matcher, items: list[dict[str, Any]], queued_at: object = None) -> Sieved:
+    """``items`` without those a forget keeps out, with how many and by the newest such forget."""
+    if not matcher:
+        return Sieved(items)
+    kept: list[dict[str, Any]] = []
+    dates: list[str] = []
+    for item in items:
+        when = matcher.keeps_out(item, queued_at)
+        if when is None:
+            kept.append(item)
+        else:
+            dates.append(when)
+    return Sieved(kept, len(dates), max(dates, key=cutoff_ms_or_zero, default=""))
+
+
+def cutoff_ms_or_zero(created_at: str) -> float:
+    """For picking the newest date to name: an undated stone names no date."""
+    value = cutoff_ms(created_at)
+    return 0.0 if value == ALWAYS else value
 
 
 def delivery_filter(queue_path: Path) -> ItemFilter | None:
@@ -153,8 +284,7 @@ def delivery_filter(queue_path: Path) -> ItemFilter | None:
     if not stones:
         return None
 
-    def keep(bank_id: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        matcher = matcher_for(stones, bank_id)
-        return [i for i in items if not matcher.matches(i)] if matcher else items
+    def keep(bank_id: str, items: list[dict[str, Any]], queued_at: object = None) -> Sieved:
+        return sieve(matcher_for(stones, bank_id), items, queued_at)
 
     return keep

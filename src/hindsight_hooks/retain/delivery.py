@@ -209,6 +209,7 @@ def _add(total: DeliveryReport, rep: DeliveryReport) -> None:
     total.errors.update(rep.errors)
     total.error = rep.error
     total.dead_letter_ids.extend(rep.dead_letter_ids)
+    total.forgotten.update(rep.forgotten)
 
 
 def offline_banks(rt: DeliverySession) -> list[str]:

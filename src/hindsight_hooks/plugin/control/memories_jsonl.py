@@ -111,12 +111,15 @@ def _ok_memory(obj: dict[str, Any]) -> bool:
 
 
 def _as_item(obj: dict[str, Any]) -> dict[str, Any]:
-    """What a tombstone looks at, in the wire item's shape."""
+    """What a tombstone looks at, in the wire item's shape; the record's ``created_at`` is its
+    time, so an export made before a forget stays out and one made after keeps what is newer
+    (ADR 173)."""
     return {
         "document_id": obj.get("document_id"),
         "tags": obj.get("tags") or [],
         "metadata": obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {},
         "content": obj.get("text") or "",
+        "timestamp": obj.get("created_at"),
     }
 
 
@@ -128,7 +131,7 @@ def import_parsed(rt: SessionRuntime, backend: Any, bank_id: str, parsed: Parsed
     matcher = matcher_for(read_tombstones(tombstone_path(rt.resolve_path(rt.cfg.retain.queue_path))), bank_id)
 
     def dropped(record: dict[str, Any]) -> bool:
-        return bool(matcher) and matcher.matches(_as_item(record))
+        return bool(matcher) and matcher.keeps_out(_as_item(record)) is not None
 
     report = browser_for(backend).import_records(bank_id, parsed.documents, parsed.memories, dropped)
     return report if report is not None else import_by_queue(rt, bank_id, parsed)

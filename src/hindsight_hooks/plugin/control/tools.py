@@ -23,7 +23,7 @@ from ...hooks import HostContext, Tool, ToolResult
 from ...retain.delivery import deliver
 from ...retain.injected import strip_injected_blocks
 from ...retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
-from ...timefmt import iso_now
+from ...timefmt import iso_now, parse_iso
 from ..recall.recall_details import memory_records
 from ..runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
@@ -270,6 +270,9 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         # Not this bank's head: an older job goes first (after its backoff). Say so, and keep
         # the last delivery error visible, without calling the backlog's error this job's.
         error = BEHIND_BACKLOG + (f"; last error: {rt.last_error}" if rt.last_error else "")
+    forgotten = (delivered_entry or {}).get("forgotten") if delivered else None
+    if forgotten:  # a tombstone kept some out: never "stored" for what was not (ADR 173)
+        return _forgotten_result(rt, n, bank_id, enq.job_id, doc_ids, forgotten, delivered_entry or {})
     if rt.caps.append:  # delivered = stored: say so, with the ids memory_edit takes
         if delivered:
             ids = _stored_unit_ids(rt, bank_id, doc_ids, delivered_entry or {})
@@ -301,6 +304,62 @@ def _retain_to(rt: SessionRuntime, p: RetainGlobalParams, role: str, tool: str) 
         details["dead_lettered"] = True
     rt.set_activity("retained" if delivered else "retain-queued")
     return ToolResult(content=[{"type": "text", "text": f"{n} {noun} queued."}], details=details)
+
+
+def _forgotten_result(
+    rt: SessionRuntime,
+    n: int,
+    bank_id: str,
+    job_id: str,
+    doc_ids: list[str],
+    forgotten: dict[str, Any],
+    entry: dict[str, Any],
+) -> ToolResult:
+    """The answer when tombstones kept items of this retain out (ADR 173).
+
+    A forget keeps out what was said at or before it, so a retain made now is dropped only when
+    its items are dated at or before a forget they match (an explicit older ``timestamp``, or a
+    forget in the same millisecond). Saying "stored" then would be the silent loss ADR 173
+    fixes; nothing stored at all is an error (the CLI exits 1), some stored is said with both
+    counts."""
+    dropped = min(n, int(forgotten.get("items") or n))
+    when = _display_time(str(forgotten.get("forgotten_at") or ""))
+    why = (
+        f"it matches memories you forgot{f' on {when}' if when else ''} and is dated at or before that forget"
+        " (a forget keeps out what was said before it; retain it without an earlier timestamp to keep it)"
+    )
+    kept = n - dropped
+    details: dict[str, Any] = {
+        "count": n,
+        "stored": kept,
+        "forgotten": dropped,
+        "forgotten_at": forgotten.get("forgotten_at") or None,
+        "bank_id": bank_id,
+        "queue_job_id": job_id,
+        "document_ids": doc_ids,
+        "delivered": True,
+        "ids": _stored_unit_ids(rt, bank_id, doc_ids, entry) if kept and rt.caps.append else [],
+    }
+    if kept == 0:
+        rt.set_activity("retained")
+        noun = "memory" if n == 1 else "memories"
+        message = f"{n} {noun} not stored: {why}."
+        return ToolResult(
+            content=[{"type": "text", "text": f"Error: {message}"}],
+            details={**details, "error": {"kind": "forgotten", "message": message}},
+        )
+    rt.set_activity("retained")
+    noun = "memory" if kept == 1 else "memories"
+    text = f"{kept} {noun} stored; {dropped} not stored: {why}."
+    return ToolResult(content=[{"type": "text", "text": text}], details=details)
+
+
+def _display_time(iso: str) -> str:
+    """A tombstone's time as the ``YYYY-MM-DD HH:MM UTC`` people read elsewhere in the tools."""
+    seconds = parse_iso(iso)
+    if seconds is None:
+        return ""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _stored_unit_ids(rt: SessionRuntime, bank_id: str, doc_ids: list[str], entry: dict[str, Any]) -> list[str]:
