@@ -27,6 +27,23 @@ def _add_embed(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_embed(ns: argparse.Namespace) -> int:
+    """Open the store and embed (or count); a store that cannot be opened or written is one line.
+
+    Every other command reports a damaged, foreign, too new or read-only store as a one-line
+    error; ``embed`` must too: a traceback hides the one sentence that says what to do, and
+    makes the user wonder whether the command broke the file (it never writes to one it cannot open).
+    """
+    from .backends.base import BackendError
+
+    try:
+        return _embed(ns)
+    except BackendError as exc:
+        print(f"hindsight-hooks: embed: {exc.detail}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _embed(ns: argparse.Namespace) -> int:
+    from .backends.base import BackendError
     from .backends.local import LocalBackend
     from .backends.semantic import StaticEmbedder, available
     from .config import load_config, resolve_local_path
@@ -66,6 +83,10 @@ def _run_embed(ns: argparse.Namespace) -> int:
                 if progress is None:
                     progress = Progress("embedding", missing)
                 progress.show(done)
+        except BackendError:
+            if progress is not None:
+                progress.end()  # the error goes on a line of its own, not after the bar
+            raise
         except KeyboardInterrupt:
             stop.set()
             if progress is not None:

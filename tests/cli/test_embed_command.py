@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_embedding import count_missing
 from hindsight_hooks.backends.semantic import MODEL_LABEL
@@ -122,3 +124,68 @@ def test_embed_recomputes_damaged_vectors(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert json.loads(again.stdout)["damaged"] == 0
     conn.close()
+
+
+def _damage(path: Path, how: str) -> None:
+    """Break a healthy store the way a user's disk or hands do (the audit's five cases)."""
+    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        extra.unlink(missing_ok=True)
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "random bytes":
+        path.write_bytes(os.urandom(len(data)))
+    elif how == "directory":
+        path.unlink()
+        path.mkdir()
+    elif how == "schema 99":
+        conn = sqlite3.connect(str(path))
+        conn.execute("PRAGMA user_version = 99")
+        conn.commit()
+        conn.close()
+    elif how == "read-only":
+        os.chmod(path, 0o444)
+
+
+def _snapshot(path: Path) -> bytes | None:
+    return None if path.is_dir() else path.read_bytes()
+
+
+_DAMAGE = [
+    ("truncated", "malformed"),
+    ("random bytes", "is not a SQLite database"),
+    ("directory", "is a directory"),
+    ("schema 99", "schema version 99"),
+]
+
+
+# ``--check`` only reads, so a read-only store is no failure there: it is in the ``embed`` cases only.
+@pytest.mark.parametrize(
+    ("args", "how", "says"),
+    [(("embed",), h, s) for h, s in [*_DAMAGE, ("read-only", "readonly")]]
+    + [(("embed", "--check"), h, s) for h, s in _DAMAGE],
+)
+def test_embed_on_a_damaged_store_is_one_clear_line(tmp_path: Path, args: tuple[str, ...], how: str, says: str) -> None:
+    """Before: ``LocalBackend(...)`` was built outside any ``try``, so these printed a traceback.
+    Now: one line naming the store and the problem, exit 1, and the file is exactly as it was.
+    Root ignores mode bits, so the child runs without CAP_DAC_OVERRIDE (as tests/queue do)."""
+    from ..queue.test_lock import _without_file_permission_override
+
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    store = LocalBackend(path)
+    store.retain_batch("b", [{"content": f"note {i} on Postgres", "document_id": f"d{i}"} for i in range(40)],
+                       operation_id="op")  # fmt: skip
+    store.close()
+    _damage(path, how)
+    before = _snapshot(path)
+    project = tmp_path / "project"
+    project.mkdir()
+    out = subprocess.run(_cli(*args, "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                         timeout=120, check=False, preexec_fn=_without_file_permission_override)  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    errors = [line for line in out.stderr.splitlines() if not line.startswith("embedding: ")]
+    assert len(errors) == 1, out.stderr
+    assert errors[0].startswith("hindsight-hooks: embed: ") and str(path) in errors[0] and says in errors[0]
+    assert _snapshot(path) == before
+    assert path.exists()
