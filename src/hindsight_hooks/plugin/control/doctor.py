@@ -60,7 +60,8 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
 
     # config
     if loaded.error:
-        checks.append(Check("config", "fail", redact_text(loaded.error), "fix the TOML syntax at the named line"))
+        config_fix = loaded.error_fix or "fix the TOML syntax at the named line"
+        checks.append(Check("config", "fail", redact_text(loaded.error), redact_text(config_fix)))
     elif loaded.warnings:
         checks.append(
             Check(
