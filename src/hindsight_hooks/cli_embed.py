@@ -78,11 +78,18 @@ def _embed(ns: argparse.Namespace) -> int:
                           "their words only until `hindsight-hooks embed` computes them again")  # fmt: skip
             return EXIT_OK
         progress: Progress | None = None
+        with_vector = -1  # units with a vector once the backfill has started: the true count's base
         try:
             for done, missing in backend.backfill(stop):
+                if with_vector < 0:
+                    left, total = backend.vector_counts()
+                    with_vector = total - left
+                    if missing == 0:  # "embedding: 0/1 (0 %)" read as a stuck or broken run
+                        print("embedding: nothing to embed, every unit has its vector", file=sys.stderr)
+                        continue
                 if progress is None:
                     progress = Progress("embedding", missing)
-                progress.show(done)
+                progress.show(done)  # memories retained meanwhile are embedded too: the total grows
         except BackendError:
             if progress is not None:
                 progress.end()  # the error goes on a line of its own, not after the bar
@@ -91,8 +98,12 @@ def _embed(ns: argparse.Namespace) -> int:
             stop.set()
             if progress is not None:
                 progress.end()
+            if with_vector >= 0:
+                # Ctrl-C lands between a batch's commit and its report: count what is stored.
+                left, total = backend.vector_counts()
+                done = max(done, total - left - with_vector)
             print(
-                f"hindsight-hooks: interrupted after {done} of {missing} vectors; "
+                f"hindsight-hooks: interrupted after {done} of {max(missing, done)} vectors; "
                 "run `hindsight-hooks embed` again to continue",
                 file=sys.stderr,
             )

@@ -64,6 +64,8 @@ def test_embed_is_interrupted_by_ctrl_c_and_resumes(tmp_path: Path) -> None:
     conn = sqlite3.connect(str(path))
     left, total = count_missing(conn, MODEL_LABEL)
     assert total == UNITS and 0 < left < UNITS
+    # the true count, even when Ctrl-C lands between a batch's commit and its report
+    assert f"interrupted after {UNITS - left} of {UNITS} vectors" in rest
 
     done = subprocess.run(_cli("embed", "--cwd", str(project), "--json"), env=env, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
@@ -189,3 +191,33 @@ def test_embed_on_a_damaged_store_is_one_clear_line(tmp_path: Path, args: tuple[
     assert errors[0].startswith("hindsight-hooks: embed: ") and str(path) in errors[0] and says in errors[0]
     assert _snapshot(path) == before
     assert path.exists()
+
+
+def test_embed_with_nothing_to_do_says_so(tmp_path: Path) -> None:
+    """A store whose units all have vectors printed "embedding: 0/1 (0 %)" (a total of 0 drawn
+    as 1), which reads as a stuck run."""
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    store = LocalBackend(path)
+    store.retain_batch("b", [{"content": "we run Postgres 16", "document_id": "d"}], operation_id="op")
+    store.close()
+    project = tmp_path / "project"
+    project.mkdir()
+    first = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                           timeout=120, check=False)  # fmt: skip
+    assert first.returncode == 0 and "embedding: 1/1 (100 %)" in first.stderr, first.stderr
+    again = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                           timeout=120, check=False)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == "embedding: nothing to embed, every unit has its vector\n"
+
+
+def test_progress_grows_its_total_instead_of_passing_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Memories retained while ``embed`` runs are embedded too; the line read "25/20 (100 %)"."""
+    from hindsight_hooks.cli_progress import Progress
+
+    bar = Progress("embedding", 20)
+    bar.show(10)
+    bar.show(25)
+    bar.end()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["embedding: 10/20 (50 %)", "embedding: 25/25 (100 %)"]
