@@ -27,6 +27,23 @@ def _add_embed(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_embed(ns: argparse.Namespace) -> int:
+    """Open the store and embed (or count); a store that cannot be opened or written is one line.
+
+    Every other command reports a damaged, foreign, too new or read-only store as a one-line
+    error; ``embed`` must too: a traceback hides the one sentence that says what to do, and
+    makes the user wonder whether the command broke the file (it never writes to one it cannot open).
+    """
+    from .backends.base import BackendError
+
+    try:
+        return _embed(ns)
+    except BackendError as exc:
+        print(f"hindsight-hooks: embed: {exc.detail}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _embed(ns: argparse.Namespace) -> int:
+    from .backends.base import BackendError
     from .backends.local import LocalBackend
     from .backends.semantic import StaticEmbedder, available
     from .config import load_config, resolve_local_path
@@ -61,17 +78,32 @@ def _run_embed(ns: argparse.Namespace) -> int:
                           "their words only until `hindsight-hooks embed` computes them again")  # fmt: skip
             return EXIT_OK
         progress: Progress | None = None
+        with_vector = -1  # units with a vector once the backfill has started: the true count's base
         try:
             for done, missing in backend.backfill(stop):
+                if with_vector < 0:
+                    left, total = backend.vector_counts()
+                    with_vector = total - left
+                    if missing == 0:  # "embedding: 0/1 (0 %)" read as a stuck or broken run
+                        print("embedding: nothing to embed, every unit has its vector", file=sys.stderr)
+                        continue
                 if progress is None:
                     progress = Progress("embedding", missing)
-                progress.show(done)
+                progress.show(done)  # memories retained meanwhile are embedded too: the total grows
+        except BackendError:
+            if progress is not None:
+                progress.end()  # the error goes on a line of its own, not after the bar
+            raise
         except KeyboardInterrupt:
             stop.set()
             if progress is not None:
                 progress.end()
+            if with_vector >= 0:
+                # Ctrl-C lands between a batch's commit and its report: count what is stored.
+                left, total = backend.vector_counts()
+                done = max(done, total - left - with_vector)
             print(
-                f"hindsight-hooks: interrupted after {done} of {missing} vectors; "
+                f"hindsight-hooks: interrupted after {done} of {max(missing, done)} vectors; "
                 "run `hindsight-hooks embed` again to continue",
                 file=sys.stderr,
             )

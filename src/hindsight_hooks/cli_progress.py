@@ -24,6 +24,9 @@ class Progress:
         self._started = time.monotonic()
 
     def show(self, done: int) -> None:
+        """Draw ``done`` of the total; work that grew past the total (memories retained during an
+        ``embed``) grows the total, so the bar never reads "25/20"."""
+        self.total = max(self.total, done)
         share = min(1.0, done / self.total)
         if self.tty:
             filled = int(share * _BAR)

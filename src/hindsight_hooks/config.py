@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hindsight_hooks.config_files import default_user_config_path, project_config_path, read_toml
+from hindsight_hooks.config_files import default_user_config_path, project_config_path, read_config_file
 from hindsight_hooks.config_model import Config, default_config
 from hindsight_hooks.config_resolve import resolve_api_key, resolve_local_path, resolve_path
 
@@ -92,6 +92,8 @@ class LoadedConfig:
     error: str | None = None
     files: dict[str, Path] = field(default_factory=dict)
     project_base_url: bool = False
+    error_fix: str = ""
+    """What to do about ``error``, matching its cause (a TOML typo, a mode, a directory)."""
 
 
 def load_config(
@@ -117,10 +119,13 @@ def load_config(
     files: dict[str, Path] = {}
     layers: list[tuple[str, dict[str, Any], Path]] = []
     errors: list[str] = []
+    fixes: list[str] = []
     for source, path in (("user", user_path), ("project", project_path)):
-        data, error = read_toml(path)
-        if error is not None:
-            errors.append(error)
+        data, problem = read_config_file(path)
+        if problem is not None:
+            errors.append(problem[0])
+            if problem[1] not in fixes:
+                fixes.append(problem[1])
             files[source] = path  # it exists (it just does not parse): never report it as missing
         elif data is not None:
             files[source] = path
@@ -129,7 +134,7 @@ def load_config(
         cfg = default_config()
         cfg.enabled = False
         sources = dict.fromkeys(key_schema().leaves, "default")
-        return LoadedConfig(cfg, sources, [], "; ".join(errors), files, False)
+        return LoadedConfig(cfg, sources, [], "; ".join(errors), files, False, "; ".join(fixes))
 
     warns = Warnings()
     state = defaults_state()

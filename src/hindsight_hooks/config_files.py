@@ -19,14 +19,37 @@ _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
 
 
-def read_toml(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """(data, None), (None, error) or (None, None) when the file does not exist."""
+SYNTAX_FIX = "fix the TOML syntax at the named line"
+
+
+def unreadable_fix(path: Path, exc: OSError) -> str:
+    """What to do about a config file the OS would not read: it matches the cause, because
+    "fix the TOML syntax" sends a user with a permission problem looking for a typo."""
+    if isinstance(exc, IsADirectoryError) or path.is_dir():
+        return f"{path} is a directory: move it away and put the config file (TOML) there, or remove it"
+    if isinstance(exc, PermissionError):
+        return f"make it readable for this user: chmod u+r {path} (its folders must be searchable too)"
+    return f"check that {path} is a readable file"
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any] | None, tuple[str, str] | None]:
+    """(data, None), (None, (error, fix)) or (None, None) when the file does not exist.
+
+    The fix travels with the error because only here is the cause known (an OSError's type or a
+    TOML position); doctor shows it next to the error."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None, None
     except OSError as exc:
-        return None, f"{path}: cannot read config file: {exc.strerror or type(exc).__name__}"
+        error = f"{path}: cannot read config file: {exc.strerror or type(exc).__name__}"
+        return None, (error, unreadable_fix(path, exc))
+    data, syntax = _parse(path, raw)
+    return data, None if syntax is None else (syntax, SYNTAX_FIX)
+
+
+def _parse(path: Path, raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The file's bytes as TOML, or an error with its line and column."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

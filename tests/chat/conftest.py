@@ -41,6 +41,10 @@ def clean_env(tmp: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONUTF8": "1",
     }
+    # A git worktree runs its own code through PYTHONPATH (the venv's editable install points at
+    # another checkout): without it every child CLI here would test that other checkout instead.
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import time
 from pathlib import Path
+
+import pytest
 
 from hindsight_hooks import cli
 from hindsight_hooks.chat.session_file import SessionFile
@@ -249,3 +252,45 @@ def test_recall_cleanup_and_import_current_as_subcommands(cli: Cli, project: Pat
     preview = cli("import-current", "--dry-run", "--session-file", str(path))
     assert preview.returncode == 0, preview.stderr
     assert "write=no" in preview.stdout and not (project / ".hindsight" / "import-manifest.json").exists()
+
+
+@pytest.mark.parametrize("how", ["mode 000", "directory"])
+def test_an_unreadable_config_file_is_named_with_its_reason_and_fix(tmp_path: Path, cli: Cli, how: str) -> None:
+    """A config file the OS will not read: recall and retain said "memory is disabled for this
+    session (enabled=false or backend=off)", a setting the user never made, and retain did not
+    say its text was lost; doctor told them to "fix the TOML syntax at the named line". Now each
+    names the file and the OS reason, retain says nothing was stored, and doctor's fix matches
+    the cause. Root ignores mode bits, so the children run without CAP_DAC_OVERRIDE (as
+    tests/queue and tests/plugin/test_commands_queue_files do)."""
+    import subprocess
+
+    from ..chat.conftest import SCRIPT
+    from ..queue.test_lock import _without_file_permission_override
+
+    project = tmp_path / "unreadable"
+    (project / ".hindsight").mkdir(parents=True)
+    config = project / ".hindsight" / "config.toml"
+    if how == "directory":
+        config.mkdir()
+        reason, fix = "Is a directory", f"{config} is a directory: move it away"
+    else:
+        config.write_text('backend = "local"\n', encoding="utf-8")
+        os.chmod(config, 0o000)
+        reason, fix = "Permission denied", f"chmod u+r {config}"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(SCRIPT), *args, "--cwd", str(project)], env=cli.env, capture_output=True,
+                              text=True, timeout=60, check=False,
+                              preexec_fn=_without_file_permission_override)  # fmt: skip
+
+    said = f"{config}: cannot read config file: {reason}"
+    for command in (("recall", "anything"), ("retain", "a fact worth keeping")):
+        result = run(*command)
+        assert result.returncode == 1
+        assert "enabled=false or backend=off" not in result.stderr, result.stderr
+        assert f"Error: memory is off for this session: config error: {said}" in result.stderr, result.stderr
+    assert "nothing was stored" in result.stderr
+    doctor = run("doctor", "--json")
+    (check,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "config"]
+    assert check["status"] == "fail" and check["detail"] == said
+    assert fix in check["fix"] and "TOML syntax" not in check["fix"]

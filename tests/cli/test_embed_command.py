@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_embedding import count_missing
 from hindsight_hooks.backends.semantic import MODEL_LABEL
@@ -62,6 +64,8 @@ def test_embed_is_interrupted_by_ctrl_c_and_resumes(tmp_path: Path) -> None:
     conn = sqlite3.connect(str(path))
     left, total = count_missing(conn, MODEL_LABEL)
     assert total == UNITS and 0 < left < UNITS
+    # the true count, even when Ctrl-C lands between a batch's commit and its report
+    assert f"interrupted after {UNITS - left} of {UNITS} vectors" in rest
 
     done = subprocess.run(_cli("embed", "--cwd", str(project), "--json"), env=env, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
@@ -122,3 +126,98 @@ def test_embed_recomputes_damaged_vectors(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert json.loads(again.stdout)["damaged"] == 0
     conn.close()
+
+
+def _damage(path: Path, how: str) -> None:
+    """Break a healthy store the way a user's disk or hands do (the audit's five cases)."""
+    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        extra.unlink(missing_ok=True)
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "random bytes":
+        path.write_bytes(os.urandom(len(data)))
+    elif how == "directory":
+        path.unlink()
+        path.mkdir()
+    elif how == "schema 99":
+        conn = sqlite3.connect(str(path))
+        conn.execute("PRAGMA user_version = 99")
+        conn.commit()
+        conn.close()
+    elif how == "read-only":
+        os.chmod(path, 0o444)
+
+
+def _snapshot(path: Path) -> bytes | None:
+    return None if path.is_dir() else path.read_bytes()
+
+
+_DAMAGE = [
+    ("truncated", "malformed"),
+    ("random bytes", "is not a SQLite database"),
+    ("directory", "is a directory"),
+    ("schema 99", "schema version 99"),
+]
+
+
+# ``--check`` only reads, so a read-only store is no failure there: it is in the ``embed`` cases only.
+@pytest.mark.parametrize(
+    ("args", "how", "says"),
+    [(("embed",), h, s) for h, s in [*_DAMAGE, ("read-only", "readonly")]]
+    + [(("embed", "--check"), h, s) for h, s in _DAMAGE],
+)
+def test_embed_on_a_damaged_store_is_one_clear_line(tmp_path: Path, args: tuple[str, ...], how: str, says: str) -> None:
+    """Before: ``LocalBackend(...)`` was built outside any ``try``, so these printed a traceback.
+    Now: one line naming the store and the problem, exit 1, and the file is exactly as it was.
+    Root ignores mode bits, so the child runs without CAP_DAC_OVERRIDE (as tests/queue do)."""
+    from ..queue.test_lock import _without_file_permission_override
+
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    store = LocalBackend(path)
+    store.retain_batch("b", [{"content": f"note {i} on Postgres", "document_id": f"d{i}"} for i in range(40)],
+                       operation_id="op")  # fmt: skip
+    store.close()
+    _damage(path, how)
+    before = _snapshot(path)
+    project = tmp_path / "project"
+    project.mkdir()
+    out = subprocess.run(_cli(*args, "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                         timeout=120, check=False, preexec_fn=_without_file_permission_override)  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    errors = [line for line in out.stderr.splitlines() if not line.startswith("embedding: ")]
+    assert len(errors) == 1, out.stderr
+    assert errors[0].startswith("hindsight-hooks: embed: ") and str(path) in errors[0] and says in errors[0]
+    assert _snapshot(path) == before
+    assert path.exists()
+
+
+def test_embed_with_nothing_to_do_says_so(tmp_path: Path) -> None:
+    """A store whose units all have vectors printed "embedding: 0/1 (0 %)" (a total of 0 drawn
+    as 1), which reads as a stuck run."""
+    path = tmp_path / "data" / "hindsight-hooks" / "memory.db"
+    store = LocalBackend(path)
+    store.retain_batch("b", [{"content": "we run Postgres 16", "document_id": "d"}], operation_id="op")
+    store.close()
+    project = tmp_path / "project"
+    project.mkdir()
+    first = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                           timeout=120, check=False)  # fmt: skip
+    assert first.returncode == 0 and "embedding: 1/1 (100 %)" in first.stderr, first.stderr
+    again = subprocess.run(_cli("embed", "--cwd", str(project)), env=_env(tmp_path), capture_output=True, text=True,
+                           timeout=120, check=False)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == "embedding: nothing to embed, every unit has its vector\n"
+
+
+def test_progress_grows_its_total_instead_of_passing_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Memories retained while ``embed`` runs are embedded too; the line read "25/20 (100 %)"."""
+    from hindsight_hooks.cli_progress import Progress
+
+    bar = Progress("embedding", 20)
+    bar.show(10)
+    bar.show(25)
+    bar.end()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["embedding: 10/20 (50 %)", "embedding: 25/25 (100 %)"]

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 from .cmdkit import Kit, closed_port_url, hs_kit_fixture, kit_fixture, local_kit_fixture, sid_of  # noqa: F401  (fixtures)
 
@@ -204,3 +205,53 @@ def test_doctor_says_when_stored_vectors_are_damaged(local_kit: Kit) -> None:
     line = checks["recall by meaning"]
     assert line.startswith("warn recall by meaning: on (") and "1 stored vectors are damaged" in line
     assert line.endswith(" — run hindsight-hooks embed: it computes them again from their memories")
+
+
+def test_a_read_only_store_is_called_read_only_not_damaged(tmp_path: Path) -> None:
+    """A healthy store with mode 0444: doctor said "FTS5 index: … attempt to write a readonly
+    database — restore the database from a backup", advice that throws good data away. FTS5's
+    integrity check is an INSERT that SQLite 3.40 refuses on a read-only file, so the store is now
+    reported as read-only with the chmod that fixes it. Root ignores mode bits, so the child runs
+    without CAP_DAC_OVERRIDE (as tests/queue and test_commands_queue_files do)."""
+    from ..chat.conftest import SCRIPT, clean_env
+    from ..queue.test_lock import _without_file_permission_override
+
+    project = tmp_path / "proj"
+    state = project / ".hindsight"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text(
+        'backend = "local"\n[local]\npath = ".hindsight/memory.db"\n[notifications]\nstartup = false\n',
+        encoding="utf-8",
+    )
+    env = clean_env(tmp_path)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(SCRIPT), *args, "--cwd", str(project)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            preexec_fn=_without_file_permission_override,
+        )
+
+    assert cli("retain", "the build runs on Postgres 16").returncode == 0
+    db = state / "memory.db"
+    assert cli("doctor").returncode == 0
+    for extra in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        if extra.exists():
+            os.chmod(extra, 0o444)
+    os.chmod(db, 0o444)
+    before = db.read_bytes()
+
+    doctor = cli("doctor", "--json")
+    (store,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "local store"]
+    assert store["status"] == "fail"
+    assert store["detail"].startswith(f"read-only: {db} cannot be written"), store
+    assert f"chmod u+w {db}" in store["fix"] and "not damaged" in store["fix"]
+    assert "restore" not in store["detail"] + store["fix"] and "FTS5 index:" not in store["detail"]
+
+    retain = cli("retain", "a fact while the store is read-only")
+    assert f"read-only store: make it writable with chmod u+w {db}" in retain.stdout + retain.stderr
+    assert db.read_bytes() == before

@@ -299,3 +299,16 @@ def test_init_writes_refuses_and_backs_up(kit: Kit) -> None:
     fresh = host.command("/hindsight:init")
     assert fresh.level == "info" and fresh.data is not None and fresh.data["backup"] is None
     assert kit.config_path.exists()
+
+
+def test_the_init_docs_name_the_backup_as_init_writes_it(local_kit: Kit) -> None:
+    """docs/commands.md's /hindsight:init section said ``config.toml.bak-<epoch seconds>``; the
+    backup is ``config.toml.bak-<YYYYmmddTHHMMSS>`` (as the page's "Common rules" already said)."""
+    import re
+
+    forced = local_kit.host().command("/hindsight:init --force")
+    assert forced.data is not None
+    assert re.fullmatch(r"config\.toml\.bak-\d{8}T\d{6}", Path(forced.data["backup"]).name)
+    page = (Path(__file__).parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
+    init = page.split("## `/hindsight:init`", 1)[1].split("\n## ", 1)[0]
+    assert "epoch" not in init and "`config.toml.bak-<YYYYmmddTHHMMSS>`" in init

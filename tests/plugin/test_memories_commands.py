@@ -97,6 +97,17 @@ def test_bad_arguments_answer_with_the_usage_line(local_kit: Kit) -> None:
     assert host.command("/hindsight:memories list bank=user").level == "info"
 
 
+def test_an_impossible_date_is_refused_not_matched_against_nothing(local_kit: Kit) -> None:
+    """``since=2026-13-45`` fits the date pattern, so it was accepted and listed nothing; a
+    date that does not exist is now refused with what is wrong."""
+    host = local_kit.host()
+    for line in ("list since=2026-13-45", "list until=2026-02-30", "list since=2026-01-31T25:00"):
+        result = host.command(f"/hindsight:memories {line}")
+        assert result.level == "warning" and result.data is not None and "usage" in result.data, line
+        assert f"{line.split()[1]} is not a real date or time" in result.text, result.text
+    assert host.command("/hindsight:memories list since=2026-01-31T10:00:00Z").level == "info"
+
+
 def test_edit_changes_the_text_recall_finds_and_keeps_history(local_kit: Kit) -> None:
     host = local_kit.host()
     (uid,) = remember(host, "The staging database runs Postgres 14.")

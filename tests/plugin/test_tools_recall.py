@@ -175,7 +175,7 @@ def test_all_banks_failing_is_an_error(hs_kit: Kit) -> None:
     assert reflect.is_error and reflect.text.startswith("Error: ")
 
 
-def test_an_unusable_local_store_says_it_is_not_initialised(local_kit: Kit) -> None:
+def test_an_unusable_local_store_says_why_it_cannot_be_opened(local_kit: Kit) -> None:
     local_kit.store.close()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{local_kit.db}{suffix}").unlink(missing_ok=True)
@@ -187,7 +187,11 @@ def test_an_unusable_local_store_says_it_is_not_initialised(local_kit: Kit) -> N
         ("memory_edit", {"op": "forget", "id": "0123456789abcdef"}),
     ):
         result = host.call_tool(tool, args)
-        assert result.text == "Error: Local memory backend is not initialised for this session.", (tool, result)
+        # the open error itself, not "not initialised for this session" (a setup step that is not missing)
+        assert result.text == (
+            f"Error: Local memory backend could not be opened: open failed: local memory store {local_kit.db}: "
+            "is a directory, not a database file"
+        ), (tool, result)
     assert local_kit.jobs() == []
     # A retain is not dropped: it is queued durably like agent_end's turns, and says so (issue 9 item 10).
     queued = host.call_tool("hindsight_retain", {"items": [{"content": "c"}]})

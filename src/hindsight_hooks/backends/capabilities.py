@@ -138,10 +138,28 @@ class MeaningLoader(Protocol):
     def meaning_report(self) -> MeaningReport: ...
 
 
+@dataclass(frozen=True)
+class StoreCheck:
+    """What ``check_store`` found: damage, and apart from it, whether the store can be written.
+
+    Apart because the fixes are opposite: damage is restored from a backup, a read-only file is
+    made writable. Reporting "attempt to write a readonly database" as damage told users to
+    replace a healthy file.
+    """
+
+    problems: list[str]
+    """Damage found (empty = healthy as far as it could be checked)."""
+    read_only: str = ""
+    """Why this process cannot write the store ("" = it can); checks that need write access
+    (the FTS5 index check) did not run."""
+
+
 class SelfChecking(Protocol):
     """An integrity check of the store itself: the problems found, empty when healthy."""
 
     def quick_check(self) -> list[str]: ...
+
+    def check_store(self) -> StoreCheck: ...
 
 
 def unit_editor(backend: MemoryBackend | None) -> UnitEditor | None:

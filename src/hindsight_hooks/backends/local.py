@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import BackendError
-from .capabilities import LOCAL, Capabilities
+from .capabilities import LOCAL, Capabilities, StoreCheck
 from .local_dense import DenseIndex
 from .local_edit import LocalEdit
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
@@ -44,7 +44,7 @@ from .local_embedding import VectorWorker
 from .local_query import MAX_WINDOWS, RANK_WINDOW, TermCounts
 from .local_recall import BUDGET_SCALE, LocalRecall
 from .local_retain import OPERATION_RETENTION_S, LocalRetain
-from .local_schema import SCHEMA_VERSION, check_fts5, prepare_file
+from .local_schema import SCHEMA_VERSION, check_fts5, is_read_only, prepare_file
 from .semantic import StaticEmbedder
 
 __all__ = ["BUDGET_SCALE", "DEFAULT_RECALL_LIMIT", "OPERATION_RETENTION_S", "LocalBackend"]
@@ -117,6 +117,17 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
 
     def quick_check(self) -> list[str]:
         """Problems found by ``PRAGMA quick_check`` and the FTS5 index check (empty = healthy)."""
+        return self.check_store().problems
+
+    def check_store(self) -> StoreCheck:
+        """``quick_check``'s damage, and apart from it whether this process may write the store.
+
+        FTS5's ``'integrity-check'`` is an INSERT: SQLite (3.40 here; ``PRAGMA integrity_check``
+        covers FTS5 only from 3.44) runs it only on a writable file, even though it changes
+        nothing. On a read-only file it fails with "attempt to write a readonly database", which is
+        no damage: it is reported as ``read_only`` so doctor says "make it writable", never
+        "restore from a backup".
+        """
         problems: list[str] = []
         try:
             with self._read("quick_check") as conn:
@@ -124,20 +135,22 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
                 version = int(conn.execute("PRAGMA user_version").fetchone()[0])
                 has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'units_fts'").fetchone() is not None
         except BackendError as exc:
-            return [exc.detail]
+            return StoreCheck([exc.detail])
         if rows != ["ok"]:
             problems.extend(f"quick_check: {r}" for r in rows[:5])
         if version != SCHEMA_VERSION:
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
         if not has_fts:
             problems.append("the FTS5 index units_fts is missing")
-            return problems
+            return StoreCheck(problems)
         try:
             with self._write("quick_check") as conn:
                 conn.execute("INSERT INTO units_fts(units_fts, rank) VALUES ('integrity-check', 1)")
         except BackendError as exc:
+            if is_read_only(exc):
+                return StoreCheck(problems, read_only=exc.detail)
             problems.append(f"FTS5 index: {exc.detail}")
-        return problems
+        return StoreCheck(problems)
 
     def close(self) -> None:
         """Close this process's connections (a later call simply reopens).

@@ -388,6 +388,20 @@ def _statements(script: str) -> list[str]:
     return out
 
 
+_READ_ONLY_MARKERS = ("readonly", "read-only file system")
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """SQLite (or the OS) refused a write because the file, its folder or the mount is read-only."""
+    text = (exc.detail if isinstance(exc, BackendError) else str(exc)).lower()
+    return any(m in text for m in _READ_ONLY_MARKERS)
+
+
+def read_only_hint(path: Path) -> str:
+    """What to do about a read-only store: never "restore from a backup" (the data is fine)."""
+    return f"make it writable with chmod u+w {path}; its folder must be writable too"
+
+
 _TRANSIENT_MARKERS = ("locked", "busy", "disk i/o", "database or disk is full", "unable to open", "readonly")
 _CORRUPT_MARKERS = ("malformed", "not a database", "file is encrypted")
 
@@ -414,4 +428,6 @@ def map_error(operation: str, exc: BaseException, path: Path) -> BackendError:
     detail = redact_text(str(exc))[:300]
     if any(m in detail.lower() for m in _CORRUPT_MARKERS):
         detail += " (the file was left untouched; restore it from a backup or move it away)"
+    elif is_read_only(exc):
+        detail += f" (read-only store: {read_only_hint(path)})"
     return store_error(operation, path, detail, kind)

@@ -131,7 +131,11 @@ class SessionRuntime:
         return "default" if entry is None else self.loaded.sources.get(entry.location_key, "default")
 
     def not_initialised_message(self) -> str:
+        """Why there is no backend. With the open error when there was one: "not initialised"
+        alone sent users looking for a setup step when the store itself could not be opened."""
         title = "Memory backend" if self.backend_entry is None else self.backend_entry.title
+        if self._backend_error:
+            return f"{title} could not be opened: {self._backend_error}"
         return f"{title} is not initialised for this session."
 
     def bank_spec(self, bank_id: str) -> BankSpec:

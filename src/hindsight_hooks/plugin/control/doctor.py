@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...backends.base import MemoryBackend
-from ...backends.capabilities import ServerView, meaning_loader, self_checking, server_view
+from ...backends.capabilities import ServerView, StoreCheck, meaning_loader, self_checking, server_view
 from ...fsutil import move_aside
 from ...governance.redact import redact_error, redact_text
 from ...hooks import CommandResult
@@ -60,7 +60,8 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
 
     # config
     if loaded.error:
-        checks.append(Check("config", "fail", redact_text(loaded.error), "fix the TOML syntax at the named line"))
+        config_fix = loaded.error_fix or "fix the TOML syntax at the named line"
+        checks.append(Check("config", "fail", redact_text(loaded.error), redact_text(config_fix)))
     elif loaded.warnings:
         checks.append(
             Check(
@@ -388,15 +389,7 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
         out.extend(_verify_writes(rt, backend, wait_s))
     elif checking is not None:
         try:
-            problems = checking.quick_check()
-            out.append(
-                Check(
-                    "local store",
-                    "fail" if problems else "ok",
-                    "; ".join(problems) if problems else "quick_check ok, FTS5 ok",
-                    "restore the database from a backup; it is never overwritten",
-                )
-            )
+            out.append(_store_check(checking.check_store(), rt.local_path))
         except Exception as exc:
             out.append(Check("local store", "fail", redact_error(exc), "check local.path"))
         out.extend(_meaning_checks(built))
@@ -407,6 +400,25 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
         except Exception as exc:
             out.append(Check("store", "fail", redact_error(exc), "check the backend's configuration"))
     return out
+
+
+def _store_check(found: StoreCheck, path: Path) -> Check:
+    """The local store's line: damage is restored from a backup; a read-only store is only made
+    writable, so it is never told to restore (that advice would throw good data away)."""
+    if found.problems:
+        detail = "; ".join(found.problems)
+        if found.read_only:
+            detail += "; the store is also read-only"
+        return Check("local store", "fail", detail, "restore the database from a backup; it is never overwritten")
+    if found.read_only:
+        return Check(
+            "local store",
+            "fail",
+            f"read-only: {path} cannot be written, so nothing new is stored (quick_check ok; "
+            "the FTS5 index check needs write access and was skipped)",
+            f"make it writable: chmod u+w {path} (and check its folder's permissions); the data is not damaged",
+        )
+    return Check("local store", "ok", "quick_check ok, FTS5 ok")
 
 
 def _meaning_checks(built: MemoryBackend) -> list[Check]:

@@ -22,6 +22,7 @@ from ...backends.browse import MemoryBrowser, MemoryFilter, MemoryRecord, Unsupp
 from ...errors import HindsightHooksError
 from ...governance.redact import redact_error, redact_text
 from ...hooks import CommandResult
+from ...timefmt import is_iso8601
 from ..runtime import SessionRuntime
 
 USAGE = "/hindsight:memories list|show|edit|forget|export|import|markdown [<args>] [key=value ...] [--dry-run] [--json]"
@@ -130,7 +131,11 @@ def _date(value: str | None, key: str) -> str | None:
         return None
     if not _DATE.match(value):
         raise ArgError(f"{key} must be a date like 2026-01-31 (or an ISO time)")
-    return value.replace(" ", "T")
+    text = value.replace(" ", "T")
+    # The pattern only checks the shape: 2026-13-45 fits it and then matched nothing, silently.
+    if not is_iso8601(text):
+        raise ArgError(f"{key}={value} is not a real date or time; use a date like 2026-01-31")
+    return text
 
 
 def _int(value: str | None, key: str, default: int) -> int:

@@ -91,7 +91,7 @@ def _guard(
     try:
         rt = runtime_for(ctx)
         if not rt.enabled:
-            return ToolResult.error("memory is disabled for this session (enabled=false or backend=off)", "disabled")
+            return _disabled(rt, fn)
         if rt.closed:
             return _after_shutdown(fn)
         if ctx.signal.is_set():
@@ -112,6 +112,18 @@ def _encodable(result: ToolResult) -> ToolResult:
     if content is result.content and details is result.details:
         return result
     return ToolResult(content=content, details=details)
+
+
+def _disabled(rt: SessionRuntime, fn: Callable[[SessionRuntime, Any], ToolResult]) -> ToolResult:
+    """Memory is off: say why. A config file that could not be read or parsed switches memory off
+    too, and "enabled=false or backend=off" then sent the user looking for a setting they never
+    made; a write says plainly that its text was not stored (there is no config to say where)."""
+    if not rt.loaded.error:
+        return ToolResult.error("memory is disabled for this session (enabled=false or backend=off)", "disabled")
+    message = f"memory is off for this session: config error: {redact_text(rt.loaded.error)}"
+    if fn in (_retain, _retain_global, _memory_edit):
+        message += "; nothing was stored: fix the config, then retain the text again"
+    return ToolResult.error(message, "config")
 
 
 def _after_shutdown(fn: Callable[[SessionRuntime, Any], ToolResult]) -> ToolResult:
