@@ -189,7 +189,7 @@ def test_an_unusable_local_store_says_why_it_cannot_be_opened(local_kit: Kit) ->
         result = host.call_tool(tool, args)
         # the open error itself, not "not initialised for this session" (a setup step that is not missing)
         assert result.text == (
-            f"Error: Local memory backend could not be opened: open failed: local memory store {local_kit.db}: "
+            f"Error: Local memory backend could not be opened: local memory store {local_kit.db}: "
             "is a directory, not a database file"
         ), (tool, result)
     assert local_kit.jobs() == []

@@ -134,8 +134,8 @@ class SessionRuntime:
         """Why there is no backend. With the open error when there was one: "not initialised"
         alone sent users looking for a setup step when the store itself could not be opened."""
         title = "Memory backend" if self.backend_entry is None else self.backend_entry.title
-        if self._backend_error:
-            return f"{title} could not be opened: {self._backend_error}"
+        if self._backend_error:  # "could not be opened: open failed: …" said it twice
+            return f"{title} could not be opened: {self._backend_error.removeprefix('open failed: ')}"
         return f"{title} is not initialised for this session."
 
     def bank_spec(self, bank_id: str) -> BankSpec:

@@ -273,6 +273,9 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         path = rt.backend_location()
         lines.append(f"backend: {rt.caps.label} {path}")
         data["local_path"] = path
+        if rt.backend() is None and rt.backend_error:  # "enabled: yes" alone hid a store that cannot open
+            data["store_error"] = rt.backend_error
+            lines.append(f"store: {rt.not_initialised_message()}")
     project, user = rt.project_bank(), rt.user_bank()
     p_src = rt.loaded.sources.get("banks.project.bank_id", "default")
     p_src = "derived" if p_src == "default" else p_src
@@ -326,7 +329,7 @@ def cmd_status(rt: SessionRuntime, argv: list[str]) -> CommandResult:
     if rt.loaded.warnings:
         lines.append("config warnings: " + "; ".join(rt.loaded.warnings))
         data["config_warnings"] = list(rt.loaded.warnings)
-    return CommandResult("\n".join(lines), level, data)
+    return CommandResult("\n".join(lines), "error" if "store_error" in data else level, data)
 
 
 def _describe_outcome(outcome: Any) -> str:

@@ -92,15 +92,21 @@ def cmd_memories(rt: SessionRuntime, argv: list[str]) -> CommandResult:
         return usage(str(exc))
     except Unsupported as exc:
         return CommandResult(exc.sentence, "warning", {"unsupported": True, "reason": exc.sentence})
-    except BackendError as exc:
-        return CommandResult(f"failed: {redact_error(exc)}", "error")
+    except StoreUnavailable as exc:
+        return CommandResult(str(exc), "error")
+    except BackendError as exc:  # its text already says "<operation> failed: …"
+        return CommandResult(redact_error(exc), "error")
 
 
 # -- shared ------------------------------------------------------------------------------------
+class StoreUnavailable(Exception):
+    """No backend to browse; the message says why (the store's open error, or memory is off)."""
+
+
 def browser(rt: SessionRuntime) -> MemoryBrowser:
     backend = rt.backend()
     if backend is None:
-        raise BackendError("memories", "permanent", rt.backend_error or rt.not_initialised_message())
+        raise StoreUnavailable(rt.not_initialised_message())
     return browser_for(backend)
 
 
