@@ -213,28 +213,9 @@ def test_a_read_only_store_is_called_read_only_not_damaged(tmp_path: Path) -> No
     integrity check is an INSERT that SQLite 3.40 refuses on a read-only file, so the store is now
     reported as read-only with the chmod that fixes it. Root ignores mode bits, so the child runs
     without CAP_DAC_OVERRIDE (as tests/queue and test_commands_queue_files do)."""
-    from ..chat.conftest import SCRIPT, clean_env
-    from ..queue.test_lock import _without_file_permission_override
+    from .unprivileged_cli import unprivileged_project
 
-    project = tmp_path / "proj"
-    state = project / ".hindsight"
-    state.mkdir(parents=True)
-    (state / "config.toml").write_text(
-        'backend = "local"\n[local]\npath = ".hindsight/memory.db"\n[notifications]\nstartup = false\n',
-        encoding="utf-8",
-    )
-    env = clean_env(tmp_path)
-
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(SCRIPT), *args, "--cwd", str(project)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            preexec_fn=_without_file_permission_override,
-        )
+    state, cli = unprivileged_project(tmp_path)
 
     assert cli("retain", "the build runs on Postgres 16").returncode == 0
     db = state / "memory.db"
