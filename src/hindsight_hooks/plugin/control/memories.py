@@ -99,7 +99,7 @@ def cmd_memories(rt: SessionRuntime, argv: list[str]) -> CommandResult:
 
 
 # -- shared ------------------------------------------------------------------------------------
-class StoreUnavailable(Exception):
+class StoreUnavailable(HindsightHooksError):
     """No backend to browse; the message says why (the store's open error, or memory is off)."""
 
 
