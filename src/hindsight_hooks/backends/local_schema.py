@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
@@ -173,17 +174,21 @@ INSERT INTO units_fts(units_fts) VALUES ('rebuild');
 """
 
 
+def _unit_chunks(conn: sqlite3.Connection, columns: str, size: int) -> Iterator[list[Any]]:
+    """Every unit's ``(rowid, *columns)`` in rowid order, ``size`` rows at a time: a big store's
+    text does not fit in memory at once. Rows may be updated between chunks (not deleted)."""
+    last = -(1 << 62)
+    while rows := conn.execute(
+        f"SELECT rowid, {columns} FROM units WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, size)
+    ).fetchall():
+        last = int(rows[-1][0])
+        yield rows
+
+
 def _v2_to_v3(conn: sqlite3.Connection) -> None:
     """Add ``units.script_terms``, fill it for the units that have such text, rebuild the index."""
     conn.execute("ALTER TABLE units ADD COLUMN script_terms TEXT NOT NULL DEFAULT ''")
-    last = -(1 << 62)
-    while True:  # in chunks: a big store's text does not fit in memory at once
-        rows = conn.execute(
-            "SELECT rowid, content, context FROM units WHERE rowid > ? ORDER BY rowid LIMIT 2000", (last,)
-        ).fetchall()
-        if not rows:
-            break
-        last = int(rows[-1][0])
+    for rows in _unit_chunks(conn, "content, context", 2000):
         updates = [(terms, rowid) for rowid, content, context in rows if (terms := unit_script_terms(content, context))]
         # The old index's triggers watch content and context only: this update fires none of them.
         conn.executemany("UPDATE units SET script_terms = ? WHERE rowid = ?", updates)
@@ -216,14 +221,7 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     browsing by date disagreed with the dates it showed (ADR 174). No index trigger watches
     ``created_at``; ``units_by_created`` follows the update.
     """
-    last = -(1 << 62)
-    while True:  # in chunks, as version 3
-        rows = conn.execute(
-            "SELECT rowid, occurred_at, created_at FROM units WHERE rowid > ? ORDER BY rowid LIMIT 5000", (last,)
-        ).fetchall()
-        if not rows:
-            break
-        last = int(rows[-1][0])
+    for rows in _unit_chunks(conn, "occurred_at, created_at", 5000):
         updates = [
             (said, rowid)
             for rowid, occurred, created in rows
