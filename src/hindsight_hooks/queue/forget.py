@@ -10,7 +10,6 @@ cannot be called back: its count is reported, and the tombstone drops it should 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,7 +53,7 @@ def forget_queued(queue: RetainQueue, stones: list[Tombstone]) -> QueuedForget:
     now = queue.now()
     ttl_s = queue.cfg.claim_ttl_ms / 1000.0
     with queue.lock.hold():
-        written = iso_ms(time.time())
+        written = iso_ms(queue.now())  # the clock the queue dates its jobs with
         stones = [replace(s, created_at=written) for s in stones]
         out.tombstones_added = add_tombstones(tombstone_path(queue.path), stones)
         for path in (queue.paths.active, queue.paths.dead):
