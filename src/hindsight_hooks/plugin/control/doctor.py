@@ -17,6 +17,7 @@ from typing import Any
 
 from ...backends.base import MemoryBackend
 from ...backends.capabilities import ServerView, StoreCheck, meaning_loader, self_checking, server_view
+from ...config_files import SYNTAX_FIX
 from ...fsutil import move_aside
 from ...governance.redact import redact_error, redact_text
 from ...hooks import CommandResult
@@ -60,7 +61,7 @@ def run_doctor(rt: SessionRuntime, *, fix: bool, as_json: bool) -> CommandResult
 
     # config
     if loaded.error:
-        config_fix = loaded.error_fix or "fix the TOML syntax at the named line"
+        config_fix = loaded.error_fix or SYNTAX_FIX
         checks.append(Check("config", "fail", redact_text(loaded.error), redact_text(config_fix)))
     elif loaded.warnings:
         checks.append(
