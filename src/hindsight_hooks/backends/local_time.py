@@ -299,26 +299,32 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
         return announced[id(hit)]
 
     def leaves(newer: T, older: T) -> bool:
-        """Does ``newer`` name a word of ``older`` as what it left behind?"""
-        if not announces(newer):
+        """Does ``newer`` name a word of ``older`` as what it left behind? The regexes run only
+        for a pair that shares a word at all, as ``announces`` does for close pairs."""
+        if stems[id(older)].isdisjoint(stems[id(newer)]) or not announces(newer):
             return False
         if id(newer) not in left:
             left[id(newer)] = left_behind(text(newer))
         return not left[id(newer)].isdisjoint(stems[id(older)]) and stems[id(older)] != stems[id(newer)]
 
+    # Whether a newer hit should stand above an older one depends on the two hits only, not on
+    # where they stand: decided once per pair, then each scan after a move only looks it up.
+    above: dict[tuple[int, int], bool] = {}
+
+    def outranks(newer: T, older: T) -> bool:
+        key = (id(newer), id(older))
+        if key not in above:
+            a, b = stems[id(older)], stems[id(newer)]
+            above[key] = said[id(newer)] > said[id(older)] and (
+                same_subject(a, b)
+                or (same_subject(a, b, CHANGE_MIN_SHARED) and announces(newer))
+                or leaves(newer, older)
+            )
+        return above[key]
+
     for _ in range(len(out) ** 2):  # each move fixes one pair; a handful of hits, so bounded and small
         move = next(
-            (
-                (i, j)
-                for i in range(len(out))
-                for j in range(i + 1, len(out))
-                if said[id(out[j])] > said[id(out[i])]
-                and (
-                    same_subject(stems[id(out[i])], stems[id(out[j])])
-                    or (same_subject(stems[id(out[i])], stems[id(out[j])], CHANGE_MIN_SHARED) and announces(out[j]))
-                    or leaves(out[j], out[i])
-                )
-            ),
+            ((i, j) for i in range(len(out)) for j in range(i + 1, len(out)) if outranks(out[j], out[i])),
             None,
         )
         if move is None:
