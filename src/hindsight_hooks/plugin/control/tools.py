@@ -352,15 +352,14 @@ def _forgotten_result(
         "delivered": True,
         "ids": _stored_unit_ids(rt, bank_id, doc_ids, entry) if kept and rt.caps.append else [],
     }
+    rt.set_activity("retained")
     if kept == 0:
-        rt.set_activity("retained")
         noun = "memory" if n == 1 else "memories"
         message = f"{n} {noun} not stored: {why}."
         return ToolResult(
             content=[{"type": "text", "text": f"Error: {message}"}],
             details={**details, "error": {"kind": "forgotten", "message": message}},
         )
-    rt.set_activity("retained")
     noun = "memory" if kept == 1 else "memories"
     text = f"{kept} {noun} stored; {dropped} not stored: {why}."
     return ToolResult(content=[{"type": "text", "text": text}], details=details)
