@@ -28,7 +28,6 @@ Usage: ``.venv/bin/python bench/realtalk_block_bench.py --data PATH/TO/REALTALK/
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -158,10 +157,8 @@ def run(data: Path, chats: set[int] | None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, required=True, help="the data folder of a REALTALK clone")
+    parser = rt.realtalk_parser(__doc__)
     parser.add_argument("--chats", help="comma-separated chat numbers (default: all)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     chats = {int(c) for c in args.chats.split(",")} if args.chats else None
     report = run(args.data, chats)

@@ -181,10 +181,16 @@ def run(data: Path, semantic: bool) -> dict[str, Any]:
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def realtalk_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options every REALTALK bench takes: where the clone's data is, and JSON output."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="the data folder of a REALTALK clone")
     parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = realtalk_parser(__doc__)
     parser.add_argument("--no-semantic", action="store_true")
     args = parser.parse_args(argv)
     from hindsight_hooks.backends.semantic import available
