@@ -323,3 +323,58 @@ def test_a_process_that_runs_one_hook_never_loads_the_model(tmp_path: Path) -> N
     out = subprocess.run([sys.executable, "-c", _ONE_HOOK, str(tmp_path / "memory.db")], capture_output=True,
                          text=True, env=env, timeout=120, check=True)  # fmt: skip
     assert json.loads(out.stdout) == {"hits": ["we run Postgres 16"], "loaded": []}
+
+
+def test_a_second_backend_on_the_file_starts_with_its_vectors_in_memory(tmp_path: Path) -> None:
+    """A new session in a long-lived process opens its own backend: its first recall is by meaning
+    too, from the matrix an earlier backend on the same file read (ADR 175)."""
+    first = semantic_store(tmp_path / "memory.db")
+    assert found(first, "database") in ([], ["we run Postgres 16"])  # this recall reads the bank's vectors
+    assert first.wait_for_vectors(120)
+    assert found(first, "database") == ["we run Postgres 16"]
+
+    second = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER)
+    assert found(second, "database") == ["we run Postgres 16"]  # its first recall
+    assert "dense" in second.last_search_mode
+    other = LocalBackend(tmp_path / "other.db", semantic=_EMBEDDER)  # another file shares nothing
+    other.retain_batch("b", [item("we run Postgres 16", "d")], operation_id="op")
+    assert found(other, "database") == []
+    assert "dense" not in other.last_search_mode
+
+
+def test_warm_meaning_loads_a_banks_vectors_before_its_first_recall(tmp_path: Path) -> None:
+    semantic_store(tmp_path / "memory.db").close()
+    fresh = StaticEmbedder()  # a process that has just started: the model is not loaded yet
+    backend = LocalBackend(tmp_path / "memory.db", semantic=fresh)
+    assert not backend.warm_meaning(["b"], long_lived=False)  # a one-hook process is left alone
+    assert backend.warm_meaning(["b", "no-such-bank"], long_lived=True)
+    assert fresh.wait_ready(120) and backend.wait_for_vectors(120)
+    assert found(backend, "database") == ["we run Postgres 16"]  # the first recall of this backend
+
+
+def test_a_store_file_copied_back_from_an_older_backup_is_read_anew(tmp_path: Path) -> None:
+    """A restored copy numbers its vectors from where the backup stopped: a process that had read
+    the newer file must not give the restored file's new units the vectors of the units it lost."""
+    import shutil
+
+    path = tmp_path / "memory.db"
+    backend = semantic_store(path, ["Redis is our cache"])
+    backup = tmp_path / "backup.db"
+    conn = raw(path)
+    conn.execute("VACUUM INTO ?", (str(backup),))  # a consistent copy, as a user's backup tool would make
+    conn.close()
+    backend.retain_batch("b", [item("we run Postgres 16 as our database", "later")], operation_id="later")
+    assert backend.wait_for_vectors(120)
+    found(backend, "database")  # the matrix holds the later unit's vector now
+    assert backend.wait_for_vectors(120)
+    assert "we run Postgres 16 as our database" in found(backend, "database")
+    backend.close()
+
+    shutil.copyfile(backup, path)  # over the same file: same path, same inode
+    for leftover in (tmp_path / "memory.db-wal", tmp_path / "memory.db-shm"):
+        leftover.unlink(missing_ok=True)
+    restored = LocalBackend(path, semantic=_EMBEDDER)
+    restored.retain_batch("b", [item("I like pizza on fridays", "pizza")], operation_id="pizza")
+    assert restored.wait_for_vectors(120)
+    assert found(restored, "database") == []
+    assert found(restored, "pizza") == ["I like pizza on fridays"]

@@ -28,6 +28,8 @@ from .real_agents import DECISION, QUESTION, block_in, drained, install_by_readm
 
 __all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 180
+FACT = "We run Postgres 16."
+BY_MEANING = "What database do we use?"  # no word of FACT: found by meaning or not at all
 
 
 class Claude:
@@ -128,6 +130,27 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     for line in block_lines:
         assert not any(line in u for u in units), f"a line of our block was retained: {line!r}"
     assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
+
+
+def test_session_two_finds_session_ones_fact_by_meaning_on_its_first_prompt(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    """Issue 13 inside the agent: the question shares no word with the fact, only its meaning.
+
+    Each ``claude -p`` is a new session; its hooks reach the same warm helper, which keeps the
+    store's vectors in memory for every session it serves (ADR 175): the first prompt of session 2
+    is searched by meaning, not only its later ones.
+    """
+    claude, project, server = setup
+    claude.run(FACT)
+    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
+    assert wait_until(lambda: project.units_without_vector() == 0, 90), "session 1 got no vectors"
+
+    server.clear()
+    claude.run(BY_MEANING)
+    turns = _model_turns(server)
+    assert turns, "session 2 sent no model request"
+    assert "Postgres 16" in block_in(turns[0]), turns[0].text()[-2000:]
 
 
 def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Project, ModelServer]) -> None:

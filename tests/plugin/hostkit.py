@@ -176,6 +176,11 @@ class Project:
         """How many stored units carry ``text`` (each retained message becomes one unit)."""
         return sum(1 for _, content in self.units() if text in content)
 
+    def units_without_vector(self) -> int:
+        """Stored units that have no vector yet (recall by meaning cannot find those)."""
+        rows = self._query("SELECT count(*) FROM units WHERE id NOT IN (SELECT unit_id FROM unit_vectors)")
+        return int(rows[0][0]) if rows else 0
+
     def state_text(self) -> str:
         """Every text file of the state folder plus the store's documents and units, as one string."""
         parts: list[str] = []

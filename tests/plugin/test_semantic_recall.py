@@ -7,6 +7,11 @@ background worker, so the tests wait (bounded) until the memory is found by mean
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from hindsight_hooks.hooks import user_message
@@ -16,6 +21,7 @@ from .hostkit import Project, injected_block, isolated, local_project, wait_unti
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
 FACT = "we run Postgres 16"
+SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 
 
 def _retain(host: Any, text: str) -> None:
@@ -62,3 +68,42 @@ def test_semantic_off_keeps_recall_by_words(local_project: Project) -> None:
         assert "Postgres" in host.call_tool("hindsight_recall", {"query": "postgres"}).text
         assert FACT not in host.call_tool("hindsight_recall", {"query": "database"}).text
     assert local_project._query("SELECT count(*) FROM unit_vectors") == [(0,)]
+
+
+QUESTION = "what database do we use?"  # no word of FACT: found by meaning or not at all
+
+
+def _first_turn_block(host: Any) -> str:
+    block = injected_block(host.context([user_message(QUESTION)]))
+    return "" if block is None else str(block["content"])
+
+
+def test_a_new_session_in_the_same_process_is_searched_by_meaning_from_its_first_turn(
+    local_project: Project,
+) -> None:
+    """The hook helper, a framework's agent, Pi's bridge: one process serves session after session,
+    each with a backend of its own; the vectors an earlier session read serve the next (ADR 175)."""
+    with local_project.host() as host:
+        _retain(host, FACT)
+        assert wait_until(lambda: FACT in host.call_tool("hindsight_recall", {"query": "database"}).text, 120, 0.2)
+    with local_project.host("s2") as host:
+        assert FACT in _first_turn_block(host)
+
+
+def test_a_session_in_a_long_lived_host_loads_its_vectors_before_its_first_turn(local_project: Project) -> None:
+    """The vectors were written by other processes (the command line here); this process has never
+    read them. A host that is not short-lived has them read at session start, in the background."""
+    from hindsight_hooks.backends.factory import shared_semantic
+
+    env = dict(os.environ)  # the isolated HOME and XDG folders
+    for argv in (["retain", FACT], ["embed"]):
+        proc = subprocess.run(
+            [str(SCRIPT), *argv], cwd=local_project.root, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+    assert local_project.units_without_vector() == 0
+    with local_project.host("s2") as host:
+        embedder = shared_semantic()
+        assert embedder is not None and wait_until(lambda: embedder.ready, 120, 0.1)
+        time.sleep(1.0)  # the bank's vectors are read on the worker right after the model loads
+        assert FACT in _first_turn_block(host)

@@ -54,7 +54,9 @@ class Capabilities:
     meaning_on_demand: bool = False
     """Recall by meaning needs a model and each bank's vectors in memory, which load in the
     background so a hook never waits (ADR 116). A caller that asked explicitly (a tool, the
-    command line) may wait for them, within a bound, with ``MeaningLoader.prepare_meaning``."""
+    command line) may wait for them, within a bound, with ``MeaningLoader.prepare_meaning``; a
+    session that starts in a long-lived process has them loaded for its first turn with
+    ``MeaningLoader.warm_meaning``, which never waits."""
 
 
 OFF = Capabilities(label="off")
@@ -134,6 +136,8 @@ class MeaningLoader(Protocol):
     """Loading recall by meaning now, for a caller that can wait (``Capabilities.meaning_on_demand``)."""
 
     def prepare_meaning(self, bank_ids: list[str], timeout_s: float) -> bool: ...
+
+    def warm_meaning(self, bank_ids: list[str], *, long_lived: bool) -> bool: ...
 
     def meaning_report(self) -> MeaningReport: ...
 

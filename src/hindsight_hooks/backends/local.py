@@ -36,7 +36,7 @@ from typing import Any
 
 from .base import BackendError
 from .capabilities import LOCAL, Capabilities, StoreCheck
-from .local_dense import DenseIndex
+from .local_dense import shared_index
 from .local_edit import LocalEdit
 from .local_embedding import QUIET_S as VECTOR_QUIET_S
 from .local_embedding import STARTUP_S as VECTOR_STARTUP_S
@@ -74,7 +74,6 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
         self._embedder = embedder
         # The [semantic] extra (ADR 116): vectors written by a background worker, searched in memory.
         self._semantic = semantic if embedder is None else None
-        self._dense = DenseIndex()
         self._term_counts = TermCounts()
         self._worker: VectorWorker | None = None
         self._vector_quiet_s = vector_quiet_s
@@ -90,6 +89,7 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
         check_fts5()
         prepare_file(self.path)
         self._conn()
+        self._dense = shared_index(self.path)  # one per store file in this process (a new session starts warm)
         if self._semantic is not None:
             self._worker = self._new_worker()
             # The model loads and old units get vectors in the background, after a short delay: a

@@ -14,6 +14,12 @@ popcount, a few ms for 100k), and the ``RESCORE`` closest by bits get their cosi
 rows (measured: at most 0.0025 from the float16 cosine over 1M pairs, mean 0.0004).
 With fewer units than that, every unit is rescored: small banks are searched exactly.
 
+Every backend of a process that opens the same store file shares one index (``shared_index``):
+a new session in a long-lived process (the hook helper, a framework's agent, Pi's bridge) finds the
+banks an earlier session loaded, so its first turn is searched by meaning too, and the matrices
+are held once. A store file that went back in time (a backup copied over it: its newest vector is
+renumbered from where the backup stopped) is read again from the start.
+
 Deletions are not tracked: a forgotten or replaced unit's vector may stay in the matrix until the
 process ends. It can only take a place among the dense candidates, which are then read back
 through ``units`` with the recall's filters, where a unit that is gone simply does not come back.
@@ -22,6 +28,7 @@ A unit whose text changed gets a new vector row, which replaces its old one here
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -47,6 +54,7 @@ def to_blob(vector: Any) -> bytes:
 class _BankMatrix:
     dim: int
     last_vector_rowid: int = 0
+    last_unit_id: str = ""  # the unit whose vector row was the newest read: still there, still its
     count: int = 0
     rowids: Any = None  # int64 unit rowids, first ``count`` valid
     matrix: Any = None  # int8 (capacity, dim), first ``count`` rows valid: row ≈ matrix[i] · scales[i]
@@ -219,10 +227,12 @@ class DenseIndex:
 
         with self._lock:
             bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
-            top = conn.execute("SELECT max(seq) FROM unit_vectors").fetchone()[0]
-            if top is None or int(top) <= bank.last_vector_rowid:
-                return bank  # nothing new anywhere: one index lookup per recall
-            top = int(top)
+            newest = conn.execute("SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()
+            if bank.last_vector_rowid and not _still_read(conn, bank):  # the file went back: read it anew
+                bank = self._banks[(lo, model)] = _BankMatrix(dim)
+            if newest is None or int(newest[0]) <= bank.last_vector_rowid:
+                return bank  # nothing new anywhere: two index lookups per recall
+            top = int(newest[0])
             if bank.matrix is None:  # a first load: room for every new row at once (an upper bound)
                 bank.reserve(max(1024, top - bank.last_vector_rowid), (dim + 63) // 64)
             while True:  # in chunks, so loading 100k vectors never holds them twice as Python bytes
@@ -241,7 +251,7 @@ class DenseIndex:
                 if len(rows) < _CHUNK:
                     break
                 bank.last_vector_rowid = int(rows[-1][0])
-            bank.last_vector_rowid = top
+            bank.last_vector_rowid, bank.last_unit_id = top, str(newest[1])
             return bank
 
     def top(self, bank: _BankMatrix, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
@@ -279,3 +289,38 @@ class DenseIndex:
     def nbytes(self) -> int:
         with self._lock:
             return sum(b.nbytes() for b in self._banks.values())
+
+
+def _still_read(conn: sqlite3.Connection, bank: _BankMatrix) -> bool:
+    """Does the newest vector row read into ``bank`` still hold the same unit's vector?
+
+    Not when a backup was copied over the file (its rows are numbered on from where the backup
+    stopped, so a number read before may now be another unit's) or when that row was deleted (its
+    unit forgotten or embedded again); the bank is then read again from the start.
+    """
+    row = conn.execute("SELECT unit_id FROM unit_vectors WHERE seq = ?", (bank.last_vector_rowid,)).fetchone()
+    return row is not None and str(row[0]) == bank.last_unit_id
+
+
+_SHARED: dict[tuple[str, int, int], DenseIndex] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_index(path: str | os.PathLike[str]) -> DenseIndex:
+    """The process's one ``DenseIndex`` for the store file at ``path`` (by its real path and inode).
+
+    Why shared: the matrices are the expensive part of recall by meaning (reading 100k vectors takes
+    ~0.3 s, so a hook never does it and a fresh backend's first recall is by words). Every backend
+    on the file reads the same rows, so one that a later session opens starts warm.
+    """
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+        key = (real, st.st_dev, st.st_ino)
+    except OSError:  # not created yet: the backend creates it right after
+        key = (real, 0, 0)
+    with _SHARED_LOCK:
+        index = _SHARED.get(key)
+        if index is None:
+            index = _SHARED[key] = DenseIndex()
+        return index

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 
 from .capabilities import MeaningReport
 from .local_connections import LocalConnections
@@ -103,14 +104,32 @@ class LocalVectorWiring(LocalConnections):
             return False
         # A large backlog (a store from before the extra) may not be done in time: the banks'
         # vectors are read all the same, so what has a vector is found by meaning already.
+        self._warm_banks(bank_ids)
+        return caught_up
+
+    def warm_meaning(self, bank_ids: list[str], *, long_lived: bool) -> bool:
+        """Load the model and these banks' vectors on the worker, in the background; never waits.
+
+        For a session that starts in a process that will still be there for its first turn (the
+        host said so with ``long_lived``, or the process has lived past the embedder's start-up
+        delay, as the hook helper has): that turn is then searched by meaning as well as by words.
+        A process that runs one hook and exits is left alone (ADR 116). True when work was handed
+        to the worker.
+        """
+        if self._semantic is None or self._worker is None or not (long_lived or self._semantic.settled):
+            return False
+        self._worker.submit(partial(self._warm_banks, list(bank_ids)))
+        return True
+
+    def _warm_banks(self, bank_ids: list[str]) -> None:
+        """Read each bank's vectors that this process has not yet (the model is loaded)."""
+        assert self._semantic is not None
         model = self._semantic.model
         with self._read("embed") as conn:
             slots = [slot for slot in (self._slot(conn, b) for b in bank_ids) if slot is not None]
         for slot in slots:
             lo, hi = slot_range(slot)
-            if not self._dense.is_warm(lo, model):
-                self._warm(lo, hi, model)
-        return caught_up
+            self._warm(lo, hi, model)
 
     def meaning_report(self) -> MeaningReport:
         """For doctor and ``embed --check``: is recall by meaning on, and how many memories lack a

@@ -129,6 +129,11 @@ class StaticEmbedder:
             self._thread = threading.Thread(target=self._load_quietly, name="hindsight-embedder-load", daemon=True)
             self._thread.start()
 
+    @property
+    def settled(self) -> bool:
+        """Has this process lived ``lazy_load_s`` since the embedder was made (it is no one-hook process)?"""
+        return time.monotonic() - self._born >= self.lazy_load_s
+
     def start_loading_if_settled(self) -> None:
         """``start_loading``, unless this process is younger than ``lazy_load_s``.
 
@@ -136,7 +141,7 @@ class StaticEmbedder:
         next to the hook's work would only slow it down (the backend's worker loads the model a
         little later anyway, in a process that lives long enough to use it).
         """
-        if time.monotonic() - self._born >= self.lazy_load_s:
+        if self.settled:
             self.start_loading()
 
     def _load_quietly(self) -> None:

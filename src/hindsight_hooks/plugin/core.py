@@ -139,6 +139,7 @@ def _session_start(ctx: HostContext) -> None:
     from .retaining.flusher import start_background
 
     start_background(rt)
+    _warm_meaning(rt)
     if rt.caps.mental_models and rt.cfg.mental_models.enabled:
         from .recall.mental_models import MentalModels
 
@@ -148,6 +149,17 @@ def _session_start(ctx: HostContext) -> None:
     if rt.cfg.notifications.startup:
         rt.info(_startup_notice(rt))
     rt.set_activity(rt.connection)
+
+
+def _warm_meaning(rt: SessionRuntime) -> None:
+    """Recall by meaning loaded in the background for this session's banks, so its first turn has
+    it where the process outlives the hook (ADR 175); it never waits."""
+    from ..backends.capabilities import meaning_loader
+    from .recall.recall_policy import scopes_for
+
+    loader = meaning_loader(rt.backend() if rt.connection == "connected" else None)
+    if loader is not None:
+        loader.warm_meaning([s.bank_id for s in scopes_for(rt)], long_lived=not getattr(rt.ctx, "short_lived", False))
 
 
 def _connect(rt: SessionRuntime) -> None:
