@@ -66,7 +66,7 @@ def test_the_build_prints_no_license_warning_and_ships_the_license(tmp_path: Pat
 
 def test_scripts_test_shows_pip_output_without_a_line_filter() -> None:
     script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
-    install = [line for line in script.splitlines() if 'pip install' in line and '-e ".[test]"' in line]
+    install = [line for line in script.splitlines() if "pip install" in line and '-e ".[test]"' in line]
     assert install and not any("grep" in line for line in install)
 
 

@@ -165,7 +165,6 @@ def test_a_session_id_names_the_same_session_file_as_the_cli(tmp_path: Path) -> 
     assert host.ctx.host_name == "test"
 
 
-
 @pytest.mark.parametrize(
     ("module", "framework", "extra"),
     [

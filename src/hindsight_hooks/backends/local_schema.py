@@ -212,7 +212,6 @@ ALTER TABLE unit_vectors_v4 RENAME TO unit_vectors;
 """
 
 
-
 def _v4_to_v5(conn: sqlite3.Connection) -> None:
     """A unit's ``created_at`` becomes when it was said (its ``occurred_at``) where that is known.
 
