@@ -7,6 +7,7 @@ background worker, so the tests wait (bounded) until the memory is found by mean
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -107,3 +108,24 @@ def test_a_session_in_a_long_lived_host_loads_its_vectors_before_its_first_turn(
         assert embedder is not None and wait_until(lambda: embedder.ready, 120, 0.1)
         time.sleep(1.0)  # the bank's vectors are read on the worker right after the model loads
         assert FACT in _first_turn_block(host)
+
+
+_DELIVER = """
+import json, sys
+from pathlib import Path
+from hindsight_hooks.hosts.worker import deliver
+problems = deliver(Path(sys.argv[1]), "agent", None)
+print(json.dumps({"problems": problems, "numpy": "numpy" in sys.modules}))
+"""
+
+
+def test_the_detached_delivery_worker_never_loads_the_model(local_project: Project) -> None:
+    """It runs no turn (start, flush, shut down, exit), so nothing is loaded for one: a session
+    start loads the model only where a first turn can follow (ADR 175)."""
+    env = dict(os.environ)  # the isolated HOME and XDG folders
+    made = subprocess.run([str(SCRIPT), "retain", FACT], cwd=local_project.root, env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    out = subprocess.run([sys.executable, "-c", _DELIVER, str(local_project.root)], cwd=local_project.root, env=env,
+                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert json.loads(out.stdout) == {"problems": [], "numpy": False}

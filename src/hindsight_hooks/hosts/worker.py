@@ -71,7 +71,9 @@ def deliver(cwd: Path, host: str, session_file: Path | None) -> list[str]:
     from ..hooks import Host, RecordingUI
 
     ui = RecordingUI()
-    host_obj = Host(cwd, session_file=session_file, host_name=host, ui=ui)
+    # A process of its own that runs no turn: short-lived, so the session start does not load the
+    # model and vectors for a first turn that never comes (ADR 175).
+    host_obj = Host(cwd, session_file=session_file, host_name=host, ui=ui, short_lived=True)
     host_obj.start()
     host_obj.shutdown()
     return [text for level, text in ui.notices if level in ("warning", "error")]
