@@ -89,6 +89,34 @@ def test_a_word_the_bank_says_everywhere_pulls_the_query_vector_less(tmp_path: P
     assert np.isclose(np.linalg.norm(common), 1.0)
 
 
+def test_a_word_the_bank_never_says_is_searched_on_its_own(tmp_path: Path) -> None:
+    """In a longer question the one word that carries the meaning is one voice in the average:
+    "which database engine should I tune?" is far from "we run Postgres 16" (0.18, under the
+    floor) while "database" alone is near it. Searched on its own, it finds it (ADR 176)."""
+    backend = semantic_store(tmp_path / "memory.db")
+    found(backend, "database")  # the bank's matrix is read into memory
+    assert backend.wait_for_vectors(120)
+    assert found(backend, "which database engine should I tune?") == ["we run Postgres 16"]
+    assert found(backend, "where is the deployment tooling kept?") == ["the deploy script lives in ops"]
+    assert found(backend, "zxqv flurb blorp") == []  # words nobody says find nothing far away
+
+
+def test_only_terms_no_unit_says_get_a_search_of_their_own() -> None:
+    import numpy as np
+
+    from hindsight_hooks.backends.local_query_vector import UNSAID_PROBES, unsaid_term_vectors
+
+    rows = _EMBEDDER.term_vectors(["database", "use", "engine", "tune", "cache"])
+    assert rows is not None
+    probes = unsaid_term_vectors(rows, [0, 4, 0, 0, 0])  # "use" is said by 4 units
+    assert len(probes) == UNSAID_PROBES == 3  # the first three unsaid ones, in query order
+    for probe, row in zip(probes, (rows[0], rows[2], rows[3]), strict=True):
+        assert np.isclose(np.linalg.norm(probe), 1.0) and float(probe @ row) > 0.999 * float(np.linalg.norm(row))
+    assert unsaid_term_vectors(rows[:1], [0]) == []  # one term: its vector is the query's own
+    assert unsaid_term_vectors(rows[:2], [3, 1]) == []  # every word is said: the lexical side has them
+    assert unsaid_term_vectors(np.zeros((2, DIM), dtype=np.float32), [0, 0]) == []  # no known token
+
+
 def test_without_the_extra_recall_is_lexical_as_before(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path / "memory.db")
     backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(FACTS)], operation_id="facts")

@@ -56,3 +56,34 @@ def bank_query(plain: Any, term_rows: Any | None, matches: Sequence[int], units:
         return plain
     weighted = weighted_query(term_rows, matches, units)
     return plain if weighted is None else weighted
+
+
+UNSAID_PROBES = 3
+"""At most this many terms the bank never says get a vector search of their own (each a scan)."""
+
+
+def unsaid_term_vectors(term_rows: Any, matches: Sequence[int]) -> list[Any]:
+    """Unit-length vectors of the query's terms that no unit of the bank says, in query order.
+
+    Why: such a term can only be matched by meaning, and in the weighted sum it is one voice
+    among the question's words. "which database engine should I tune?" has a vector far from "we
+    run Postgres 16" (cosine 0.18, under the 0.25 floor) although "database" alone is near it
+    (0.28): searched on its own, the word finds what it means. A single-word vector's cosines with
+    unrelated units are distributed as a question's are (REALTALK: 95th percentile 0.13 for both),
+    so the same floor holds. None when the query has one term: its own vector is the query's.
+    """
+    import numpy as np
+
+    if len(matches) < 2 or len(matches) != len(term_rows):
+        return []
+    out: list[Any] = []
+    for row, n in zip(term_rows, matches, strict=True):
+        if n:
+            continue
+        vector = np.asarray(row, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if math.isfinite(norm) and norm > 0.0:
+            out.append((vector / norm).astype(np.float32))
+        if len(out) == UNSAID_PROBES:
+            break
+    return out

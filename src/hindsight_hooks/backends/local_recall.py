@@ -31,7 +31,7 @@ from .local_query import (
     TermCounts,
     tag_groups_sql,
 )
-from .local_query_vector import bank_query, term_text
+from .local_query_vector import bank_query, term_text, unsaid_term_vectors
 from .local_rank import (
     COVERAGE_MIN_TERMS,
     Candidate,
@@ -114,11 +114,11 @@ class LocalRecall(LocalVectorWiring):
             )
             need = max(limit * 3, 50)
             result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
-            svec = self._query_vector(request.query, terms, term_rows, search) if semantic else None
+            svec, probes = self._query_vectors(request.query, terms, term_rows, search) if semantic else (None, [])
             self.last_search_mode = result.mode
             candidates = [ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
-            hybrid = svec is not None and self._add_semantic(conn, svec, candidates, lo, hi, filters, need)
+            hybrid = svec is not None and self._add_semantic(conn, [svec, *probes], candidates, lo, hi, filters, need)
             if hybrid:
                 self.last_search_mode += "+dense"
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
@@ -176,20 +176,24 @@ class LocalRecall(LocalVectorWiring):
         inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
         return inside
 
-    def _query_vector(self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch) -> Any:
+    def _query_vectors(
+        self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch
+    ) -> tuple[Any, list[Any]]:
         """The query's vector in this bank: its terms weighed by their rarity here (ADR 160), else
-        (no term with a vector) the vector of its content words, computed only then."""
+        (no term with a vector) the vector of its content words, computed only then; and the
+        vectors of the terms no unit of the bank says, each searched on its own (ADR 176)."""
         assert self._semantic is not None
         if term_rows is not None:
-            weighted = bank_query(None, term_rows, search.term_counts(terms), search.bank_units())
+            matches = search.term_counts(terms)
+            weighted = bank_query(None, term_rows, matches, search.bank_units())
             if weighted is not None:
-                return weighted
-        return self._semantic.query_vector(content_words(query))
+                return weighted, unsaid_term_vectors(term_rows, matches)
+        return self._semantic.query_vector(content_words(query)), []
 
     def _add_semantic(
         self,
         conn: sqlite3.Connection,
-        svec: Any,
+        vectors: list[Any],
         candidates: list[Candidate],
         lo: int,
         hi: int,
@@ -198,6 +202,8 @@ class LocalRecall(LocalVectorWiring):
     ) -> bool:
         """Cosine of every candidate plus the bank's ``need`` nearest units that pass the filters.
 
+        ``vectors``: the query's, then those of the terms the bank never says (ADR 176); a unit's
+        cosine is its best with any of them, and the nearest units of each are candidates.
         False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
@@ -208,13 +214,17 @@ class LocalRecall(LocalVectorWiring):
             return False
         bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim)
         # Deleted or filtered units may take places among the nearest: ask for more than needed.
-        nearest = self._dense.top(bank, svec, need + 20)
-        sims = dict(nearest)
-        sims.update(self._dense.similarity(bank, svec, [c.rowid for c in candidates if c.rowid not in sims]))
+        nearest = dict.fromkeys(rowid for vec in vectors for rowid, _ in self._dense.top(bank, vec, need + 20))
+        scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
+        sims: dict[int, float] = {}
+        for vec in vectors:
+            for rowid, sim in self._dense.similarity(bank, vec, scored).items():
+                sims[rowid] = max(sim, sims.get(rowid, 0.0))
         for cand in candidates:
             cand.dense = sims.get(cand.rowid, 0.0)
         have = {c.rowid for c in candidates}
-        extra = [rowid for rowid, sim in nearest if rowid not in have and sim >= self._semantic.floor]
+        ranked = sorted(nearest, key=lambda rowid: (-sims.get(rowid, 0.0), rowid))
+        extra = [rowid for rowid in ranked if rowid not in have and sims.get(rowid, 0.0) >= self._semantic.floor]
         if extra:
             where, params = filters.where()
             # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
