@@ -406,3 +406,32 @@ def test_a_store_file_copied_back_from_an_older_backup_is_read_anew(tmp_path: Pa
     assert restored.wait_for_vectors(120)
     assert found(restored, "database") == []
     assert found(restored, "pizza") == ["I like pizza on fridays"]
+
+
+def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_path: Path) -> None:
+    """The index is shared by every backend of the process on the file; reading a large bank into
+    it takes ~0.3 s at 100k. A turn of another session answers by words meanwhile (ADR 175)."""
+    first = semantic_store(tmp_path / "memory.db")
+    found(first, "database")
+    assert first.wait_for_vectors(120)
+    second = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER)
+    index = second._dense
+    held, release = threading.Event(), threading.Event()
+
+    def reading_a_large_bank() -> None:  # holds the index as a long read does
+        with index._lock:
+            held.set()
+            release.wait(30)
+
+    reader = threading.Thread(target=reading_a_large_bank)
+    reader.start()
+    assert held.wait(10)
+    try:
+        assert found(second, "Postgres") == ["we run Postgres 16"]  # answered while the read goes on
+        assert "dense" not in second.last_search_mode
+        answered_during_the_read = not release.is_set()
+    finally:
+        release.set()
+        reader.join()
+    assert answered_during_the_read
+    assert found(second, "database") == ["we run Postgres 16"]  # by meaning again once it is done

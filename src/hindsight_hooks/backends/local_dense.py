@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 STORED_DTYPE = "float16"
 RESCORE = 1000  # units rescored exactly per query, chosen by sign-bit Hamming distance
+RECALL_WAIT_S = 0.01  # a recall waits this long for a refresh under way in another thread
 _CHUNK = 4096
 
 
@@ -219,40 +220,54 @@ class DenseIndex:
 
     def is_warm(self, lo: int, model: str) -> bool:
         """Has this bank's matrix been read into memory (by :meth:`refresh`) in this process?"""
-        with self._lock:
-            return (lo, model) in self._banks
+        return (lo, model) in self._banks  # one dict lookup: never waits for a refresh under way
 
-    def refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
-        """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot."""
+    def refresh(
+        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, wait_s: float | None = None
+    ) -> _BankMatrix | None:
+        """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot.
 
-        with self._lock:
-            bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
-            newest = conn.execute("SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()
-            if bank.last_vector_rowid and not _still_read(conn, bank):  # the file went back: read it anew
-                bank = self._banks[(lo, model)] = _BankMatrix(dim)
-            if newest is None or int(newest[0]) <= bank.last_vector_rowid:
-                return bank  # nothing new anywhere: two index lookups per recall
-            top = int(newest[0])
-            if bank.matrix is None:  # a first load: room for every new row at once (an upper bound)
-                bank.reserve(max(1024, top - bank.last_vector_rowid), (dim + 63) // 64)
-            while True:  # in chunks, so loading 100k vectors never holds them twice as Python bytes
-                # The vector rows first (a seq range), then their units: never a scan of the bank.
-                rows = conn.execute(
-                    "SELECT v.seq, u.rowid, v.vector FROM unit_vectors AS v CROSS JOIN units AS u "
-                    "ON u.id = v.unit_id WHERE v.seq > ? AND v.seq <= ? AND v.model = ? AND u.rowid BETWEEN ? AND ? "
-                    "ORDER BY v.seq LIMIT ?",
-                    (bank.last_vector_rowid, top, model, lo, hi, _CHUNK),
-                ).fetchall()
-                # A damaged vector is left out: that unit is found by its words only, and no row of
-                # garbage (or a warning in the host's stderr) comes of it.
-                good, vectors, _ = split_usable(rows, dim)
-                if good:
-                    bank.add([int(r[1]) for r in good], vectors)
-                if len(rows) < _CHUNK:
-                    break
-                bank.last_vector_rowid = int(rows[-1][0])
-            bank.last_vector_rowid, bank.last_unit_id = top, str(newest[1])
-            return bank
+        ``wait_s``: how long to wait for another thread's refresh (``None``: as long as it takes).
+        A recall passes ``RECALL_WAIT_S``: a bank's first read takes ~0.3 s at 100k vectors, and
+        every backend of the process on the file shares the index, so a turn of one session must
+        not wait for another session's read; it gets ``None`` and searches by words this once.
+        """
+        if not self._lock.acquire(timeout=-1 if wait_s is None else wait_s):
+            return None
+        try:
+            return self._refresh(conn, lo, hi, model, dim)
+        finally:
+            self._lock.release()
+
+    def _refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
+        """:meth:`refresh` with the index locked."""
+        bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
+        newest = conn.execute("SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()
+        if bank.last_vector_rowid and not _still_read(conn, bank):  # the file went back: read it anew
+            bank = self._banks[(lo, model)] = _BankMatrix(dim)
+        if newest is None or int(newest[0]) <= bank.last_vector_rowid:
+            return bank  # nothing new anywhere: two index lookups per recall
+        top = int(newest[0])
+        if bank.matrix is None:  # a first load: room for every new row at once (an upper bound)
+            bank.reserve(max(1024, top - bank.last_vector_rowid), (dim + 63) // 64)
+        while True:  # in chunks, so loading 100k vectors never holds them twice as Python bytes
+            # The vector rows first (a seq range), then their units: never a scan of the bank.
+            rows = conn.execute(
+                "SELECT v.seq, u.rowid, v.vector FROM unit_vectors AS v CROSS JOIN units AS u "
+                "ON u.id = v.unit_id WHERE v.seq > ? AND v.seq <= ? AND v.model = ? AND u.rowid BETWEEN ? AND ? "
+                "ORDER BY v.seq LIMIT ?",
+                (bank.last_vector_rowid, top, model, lo, hi, _CHUNK),
+            ).fetchall()
+            # A damaged vector is left out: that unit is found by its words only, and no row of
+            # garbage (or a warning in the host's stderr) comes of it.
+            good, vectors, _ = split_usable(rows, dim)
+            if good:
+                bank.add([int(r[1]) for r in good], vectors)
+            if len(rows) < _CHUNK:
+                break
+            bank.last_vector_rowid = int(rows[-1][0])
+        bank.last_vector_rowid, bank.last_unit_id = top, str(newest[1])
+        return bank
 
     def top(self, bank: _BankMatrix, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
         """The ``k`` unit rowids most similar to ``query`` (cosine > 0), best first.

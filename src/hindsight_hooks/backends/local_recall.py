@@ -16,6 +16,7 @@ import orjson
 
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
+from .local_dense import RECALL_WAIT_S
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
 from .local_query import (
@@ -212,7 +213,9 @@ class LocalRecall(LocalVectorWiring):
         if not self._dense.is_warm(lo, model):
             self._worker.submit(partial(self._warm, lo, hi, model))
             return False
-        bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim)
+        bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S)
+        if bank is None:  # another session's read of a bank is under way: by words this once
+            return False
         # Deleted or filtered units may take places among the nearest: ask for more than needed.
         nearest = dict.fromkeys(rowid for vec in vectors for rowid, _ in self._dense.top(bank, vec, need + 20))
         scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
