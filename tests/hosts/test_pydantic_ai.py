@@ -122,6 +122,24 @@ async def test_session_two_is_shown_session_ones_decision_and_the_history_keeps_
     assert_stored_without_block(project)
 
 
+async def test_a_new_conversations_first_request_carries_a_fact_found_by_meaning(project: Project) -> None:
+    """Each conversation is a session of its own in the same process: its first request is searched
+    by meaning too, not only its later ones (ADR 175). The question shares no word with the fact."""
+    memory = HindsightMemory(cwd=project.root)
+    await ScriptedModel(say("Noted.")).agent(memory).run("We run Postgres 16.")
+    deadline = time.monotonic() + 90
+    while project.units_without_vector() and time.monotonic() < deadline:  # vectors come in the background
+        time.sleep(0.1)
+    assert project.unit_count("Postgres 16") == 1 and project.units_without_vector() == 0
+
+    model = ScriptedModel(say("Postgres 16."))
+    await model.agent(memory).run("What database do we use?")  # a new conversation
+    await memory.aclose()
+    (first,) = model.requests
+    texts = user_texts(first)
+    assert has_block(texts[-2]) and "Postgres 16" in texts[-2], texts
+
+
 async def test_a_continued_conversation_is_one_session_and_each_message_is_retained_once(project: Project) -> None:
     memory = HindsightMemory(cwd=project.root)
     agent = ScriptedModel(say("Noted."), say("Fifteen minutes.")).agent(memory)
