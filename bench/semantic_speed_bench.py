@@ -121,7 +121,6 @@ def measure(units: int, lines: list[str], queries: list[str], embedder: StaticEm
         rss_growth = rss_mb() - before
         del cold
         bank = hybrid._dense.refresh(conn, lo, hi, hybrid._semantic.model, hybrid._semantic.dim)
-        assert bank is not None  # no wait_s: it waits for any read under way
         matrix32 = bank.dequantized()
         times: dict[str, list[float]] = {"hybrid": [], "lexical": [], "vector": [], "exact": [], "bm25": [], "q": []}
         agree: list[float] = []

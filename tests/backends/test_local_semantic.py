@@ -435,3 +435,40 @@ def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_pat
         reader.join()
     assert answered_during_the_read
     assert found(second, "database") == ["we run Postgres 16"]  # by meaning again once it is done
+
+
+def test_sessions_recall_while_another_backend_on_the_file_adds_vectors(tmp_path: Path) -> None:
+    """One index, many threads: recalls of two sessions run while a third backend keeps retaining
+    and its worker keeps growing and re-indexing the shared matrix. No recall fails, and each finds
+    what it asked for, by words or by meaning (ADR 175)."""
+    path = tmp_path / "memory.db"
+    semantic_store(path).close()
+    writer = LocalBackend(path, semantic=_EMBEDDER, vector_quiet_s=0.0)
+    readers = [LocalBackend(path, semantic=_EMBEDDER) for _ in range(2)]
+    found(readers[0], "database")
+    assert readers[0].wait_for_vectors(120)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def recall_in_turns(backend: LocalBackend) -> None:
+        try:
+            while not stop.is_set():
+                assert found(backend, "Postgres") == ["we run Postgres 16"]
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=recall_in_turns, args=(b,)) for b in readers]
+    for t in threads:
+        t.start()
+    for n in range(60):  # bounded: 60 retains of 30 units (the matrix outgrows its first 1,024 rows)
+        if stop.is_set():
+            break
+        writer.retain_batch("b", [item(f"note {n}.{k} about the garden and the weather", f"n{n}.{k}")
+                                  for k in range(30)], operation_id=f"grow-{n}")  # fmt: skip
+    assert writer.wait_for_vectors(120)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    assert found(readers[1], "database") == ["we run Postgres 16"]

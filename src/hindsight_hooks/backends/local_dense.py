@@ -31,6 +31,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 STORED_DTYPE = "float16"
 RESCORE = 1000  # units rescored exactly per query, chosen by sign-bit Hamming distance
-RECALL_WAIT_S = 0.01  # a recall waits this long for a refresh under way in another thread
+RECALL_WAIT_S = 0.01  # a recall waits this long for another thread's refresh or search of the index
 _CHUNK = 4096
 
 
@@ -222,20 +224,29 @@ class DenseIndex:
         """Has this bank's matrix been read into memory (by :meth:`refresh`) in this process?"""
         return (lo, model) in self._banks  # one dict lookup: never waits for a refresh under way
 
-    def refresh(
-        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, wait_s: float | None = None
-    ) -> _BankMatrix | None:
-        """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot.
-
-        ``wait_s``: how long to wait for another thread's refresh (``None``: as long as it takes).
-        A recall passes ``RECALL_WAIT_S``: a bank's first read takes ~0.3 s at 100k vectors, and
-        every backend of the process on the file shares the index, so a turn of one session must
-        not wait for another session's read; it gets ``None`` and searches by words this once.
-        """
-        if not self._lock.acquire(timeout=-1 if wait_s is None else wait_s):
-            return None
-        try:
+    def refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
+        """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot (the worker:
+        it waits for any other thread's refresh or search)."""
+        with self._lock:
             return self._refresh(conn, lo, hi, model, dim)
+
+    @contextmanager
+    def searching(
+        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, wait_s: float
+    ) -> Iterator[_BankMatrix | None]:
+        """The bank's matrix, refreshed and held still while the caller searches it (another
+        thread's refresh may grow and re-index it); ``None`` when the index stays busy past
+        ``wait_s``.
+
+        Why a bound: a bank's first read takes ~0.3 s at 100k vectors, and every backend of the
+        process on the file shares the index, so a turn of one session must not wait for another
+        session's read; it gets ``None`` and searches by words this once (ADR 175).
+        """
+        if not self._lock.acquire(timeout=wait_s):
+            yield None
+            return
+        try:
+            yield self._refresh(conn, lo, hi, model, dim)
         finally:
             self._lock.release()
 

@@ -213,16 +213,16 @@ class LocalRecall(LocalVectorWiring):
         if not self._dense.is_warm(lo, model):
             self._worker.submit(partial(self._warm, lo, hi, model))
             return False
-        bank = self._dense.refresh(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S)
-        if bank is None:  # another session's read of a bank is under way: by words this once
-            return False
-        # Deleted or filtered units may take places among the nearest: ask for more than needed.
-        nearest = dict.fromkeys(rowid for vec in vectors for rowid, _ in self._dense.top(bank, vec, need + 20))
-        scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
-        sims: dict[int, float] = {}
-        for vec in vectors:
-            for rowid, sim in self._dense.similarity(bank, vec, scored).items():
-                sims[rowid] = max(sim, sims.get(rowid, 0.0))
+        with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
+            if bank is None:  # another session's read of a bank is under way: by words this once
+                return False
+            # Deleted or filtered units may take places among the nearest: ask for more than needed.
+            nearest = dict.fromkeys(rowid for vec in vectors for rowid, _ in self._dense.top(bank, vec, need + 20))
+            scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
+            sims: dict[int, float] = {}
+            for vec in vectors:
+                for rowid, sim in self._dense.similarity(bank, vec, scored).items():
+                    sims[rowid] = max(sim, sims.get(rowid, 0.0))
         for cand in candidates:
             cand.dense = sims.get(cand.rowid, 0.0)
         have = {c.rowid for c in candidates}
