@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -196,6 +197,27 @@ class Kit:
 
     def texts(self, bank: str) -> list[str]:
         return sorted(str(u["text"]) for u in self.units(bank))
+
+    def settle(self, bank: str, timeout_s: float = 90.0) -> None:
+        """On the server: wait until none of ``bank``'s operations is pending or processing. It
+        extracts memories on its own workers, in no set order, so one memory of an import may be
+        listed while another is still being made. The embedded store is done when retain returns."""
+        if self.backend != "hindsight" or self.url is None:
+            return
+        import httpx
+
+        url = f"{self.url.rstrip('/')}/v1/default/banks/{bank}/operations"
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            busy = 0
+            for status in ("pending", "processing"):
+                reply = httpx.get(url, params={"status": status, "limit": 1}, timeout=30)
+                reply.raise_for_status()
+                busy += int(reply.json()["total"])
+            if not busy:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"the server still had operations of {bank} under way after {timeout_s} s")
 
     def close(self) -> None:
         for host in self.hosts:

@@ -46,6 +46,7 @@ def test_forget_by_session_survives_recall_block_queue_and_reimport(kit: Kit) ->
     assert not stored.is_error, stored.text
     session = install("decisions.jsonl", kit.tmp / "imported", cwd=kit.root)
     import_file(host, session)
+    kit.settle(kit.project_bank)  # every memory of the import made, not only the first one listed
     before = wait_texts(kit, True, "advisory")
     assert any("advisory" in t for t in before) and any("marmot" in t for t in before)
 
