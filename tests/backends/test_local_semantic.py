@@ -416,12 +416,13 @@ def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_pat
     assert first.wait_for_vectors(120)
     second = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER)
     index = second._dense
-    held, release = threading.Event(), threading.Event()
+    held, release, let_go = threading.Event(), threading.Event(), threading.Event()
 
     def reading_a_large_bank() -> None:  # holds the index as a long read does
         with index._lock:
             held.set()
             release.wait(30)
+        let_go.set()
 
     reader = threading.Thread(target=reading_a_large_bank)
     reader.start()
@@ -429,7 +430,7 @@ def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_pat
     try:
         assert found(second, "Postgres") == ["we run Postgres 16"]  # answered while the read goes on
         assert "dense" not in second.last_search_mode
-        answered_during_the_read = not release.is_set()
+        answered_during_the_read = not let_go.is_set()
     finally:
         release.set()
         reader.join()
