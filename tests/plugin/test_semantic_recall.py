@@ -115,7 +115,8 @@ import json, sys
 from pathlib import Path
 from hindsight_hooks.hosts.worker import deliver
 problems = deliver(Path(sys.argv[1]), "agent", None)
-print(json.dumps({"problems": problems, "numpy": "numpy" in sys.modules}))
+recall = "hindsight_hooks.plugin.recall.recall_policy" in sys.modules
+print(json.dumps({"problems": problems, "numpy": "numpy" in sys.modules, "recall": recall}))
 """
 
 
@@ -128,4 +129,5 @@ def test_the_detached_delivery_worker_never_loads_the_model(local_project: Proje
     assert made.returncode == 0, made.stderr
     out = subprocess.run([sys.executable, "-c", _DELIVER, str(local_project.root)], cwd=local_project.root, env=env,
                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
-    assert json.loads(out.stdout) == {"problems": [], "numpy": False}
+    # Neither the model nor the recall module: the session start names its banks without it.
+    assert json.loads(out.stdout) == {"problems": [], "numpy": False, "recall": False}

@@ -153,13 +153,15 @@ def _session_start(ctx: HostContext) -> None:
 
 def _warm_meaning(rt: SessionRuntime) -> None:
     """Recall by meaning loaded in the background for this session's banks, so its first turn has
-    it where the process outlives the hook (ADR 175); it never waits."""
+    it where the process outlives the hook (ADR 175); it never waits. The banks are the ones recall
+    reads (project, then user), named here without importing the recall module: a process that
+    runs one ``agent_end`` would pay ~15 ms for it."""
     from ..backends.capabilities import meaning_loader
-    from .recall.recall_policy import scopes_for
 
     loader = meaning_loader(rt.backend() if rt.connection == "connected" else None)
     if loader is not None:
-        loader.warm_meaning([s.bank_id for s in scopes_for(rt)], long_lived=not getattr(rt.ctx, "short_lived", False))
+        banks = [bank for bank in (rt.project_bank(), rt.user_bank()) if bank]
+        loader.warm_meaning(banks, long_lived=not getattr(rt.ctx, "short_lived", False))
 
 
 def _connect(rt: SessionRuntime) -> None:
