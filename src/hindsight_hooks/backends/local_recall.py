@@ -217,11 +217,14 @@ class LocalRecall(LocalVectorWiring):
             if bank is None:  # another session's read of a bank is under way: by words this once
                 return False
             # Deleted or filtered units may take places among the nearest: ask for more than needed.
-            nearest = dict.fromkeys(rowid for vec in vectors for rowid, _ in self._dense.top(bank, vec, need + 20))
+            tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
+            nearest = dict.fromkeys(rowid for top in tops for rowid in top)
             scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
             sims: dict[int, float] = {}
-            for vec in vectors:
-                for rowid, sim in self._dense.similarity(bank, vec, scored).items():
+            for vec, top in zip(vectors, tops, strict=True):
+                # What ``top`` scored is kept; only the other units get their cosine with ``vec``.
+                top.update(self._dense.similarity(bank, vec, [rowid for rowid in scored if rowid not in top]))
+                for rowid, sim in top.items():
                     sims[rowid] = max(sim, sims.get(rowid, 0.0))
         for cand in candidates:
             cand.dense = sims.get(cand.rowid, 0.0)
