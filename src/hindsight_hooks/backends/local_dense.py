@@ -254,10 +254,10 @@ class DenseIndex:
         """:meth:`refresh` with the index locked."""
         bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
         newest = conn.execute("SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()
-        if bank.last_vector_rowid and not _still_read(conn, bank):  # the file went back: read it anew
+        if bank.last_vector_rowid and not _still_read(conn, bank, newest):  # the file went back: read it anew
             bank = self._banks[(lo, model)] = _BankMatrix(dim)
         if newest is None or int(newest[0]) <= bank.last_vector_rowid:
-            return bank  # nothing new anywhere: two index lookups per recall
+            return bank  # nothing new anywhere: one index lookup per recall
         top = int(newest[0])
         if bank.matrix is None:  # a first load: room for every new row at once (an upper bound)
             bank.reserve(max(1024, top - bank.last_vector_rowid), (dim + 63) // 64)
@@ -317,13 +317,19 @@ class DenseIndex:
             return sum(b.nbytes() for b in self._banks.values())
 
 
-def _still_read(conn: sqlite3.Connection, bank: _BankMatrix) -> bool:
+def _still_read(conn: sqlite3.Connection, bank: _BankMatrix, newest: tuple[Any, ...] | None) -> bool:
     """Does the newest vector row read into ``bank`` still hold the same unit's vector?
 
     Not when a backup was copied over the file (its rows are numbered on from where the backup
     stopped, so a number read before may now be another unit's) or when that row was deleted (its
-    unit forgotten or embedded again); the bank is then read again from the start.
+    unit forgotten or embedded again); the bank is then read again from the start. ``newest`` is
+    the file's newest row (seq, unit id): when it is the row read last, as on most turns, it
+    answers without a second statement.
     """
+    if newest is None or int(newest[0]) < bank.last_vector_rowid:
+        return False
+    if int(newest[0]) == bank.last_vector_rowid:
+        return str(newest[1]) == bank.last_unit_id
     row = conn.execute("SELECT unit_id FROM unit_vectors WHERE seq = ?", (bank.last_vector_rowid,)).fetchone()
     return row is not None and str(row[0]) == bank.last_unit_id
 
