@@ -349,7 +349,7 @@ def shared_index(path: str | os.PathLike[str]) -> DenseIndex:
     try:
         st = os.stat(real)
         key = (real, st.st_dev, st.st_ino)
-    except OSError:  # not created yet: the backend creates it right after
+    except OSError:  # the backend has just opened it; a file that cannot be stat-ed is keyed by its path
         key = (real, 0, 0)
     with _SHARED_LOCK:
         index = _SHARED.get(key)
