@@ -41,6 +41,14 @@ def found(backend: LocalBackend, query: str, **kw: object) -> list[str]:
     return [h.text for h in backend.recall("b", RecallRequest(query=query, **kw)).hits]  # type: ignore[arg-type]
 
 
+def read_into_memory(backend: LocalBackend) -> LocalBackend:
+    """The bank's vectors read into the process's index: a recall of a cold bank hands the read
+    to the worker (and answers by words), the wait lets it finish."""
+    found(backend, "database")
+    assert backend.wait_for_vectors(120)
+    return backend
+
+
 def test_the_extra_is_installed_for_these_tests() -> None:
     assert available()
 
@@ -93,9 +101,7 @@ def test_a_word_the_bank_never_says_is_searched_on_its_own(tmp_path: Path) -> No
     """In a longer question the one word that carries the meaning is one voice in the average:
     "which database engine should I tune?" is far from "we run Postgres 16" (0.18, under the
     floor) while "database" alone is near it. Searched on its own, it finds it (ADR 176)."""
-    backend = semantic_store(tmp_path / "memory.db")
-    found(backend, "database")  # the bank's matrix is read into memory
-    assert backend.wait_for_vectors(120)
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db"))
     assert found(backend, "which database engine should I tune?") == ["we run Postgres 16"]
     assert found(backend, "where is the deployment tooling kept?") == ["the deploy script lives in ops"]
     assert found(backend, "zxqv flurb blorp") == []  # words nobody says find nothing far away
@@ -393,8 +399,7 @@ def test_a_store_file_copied_back_from_an_older_backup_is_read_anew(tmp_path: Pa
     conn.close()
     backend.retain_batch("b", [item("we run Postgres 16 as our database", "later")], operation_id="later")
     assert backend.wait_for_vectors(120)
-    found(backend, "database")  # the matrix holds the later unit's vector now
-    assert backend.wait_for_vectors(120)
+    read_into_memory(backend)  # the matrix holds the later unit's vector now
     assert "we run Postgres 16 as our database" in found(backend, "database")
     backend.close()
 
@@ -411,9 +416,7 @@ def test_a_store_file_copied_back_from_an_older_backup_is_read_anew(tmp_path: Pa
 def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_path: Path) -> None:
     """The index is shared by every backend of the process on the file; reading a large bank into
     it takes ~0.3 s at 100k. A turn of another session answers by words meanwhile (ADR 175)."""
-    first = semantic_store(tmp_path / "memory.db")
-    found(first, "database")
-    assert first.wait_for_vectors(120)
+    read_into_memory(semantic_store(tmp_path / "memory.db"))
     second = LocalBackend(tmp_path / "memory.db", semantic=_EMBEDDER)
     index = second._dense
     held, release, let_go = threading.Event(), threading.Event(), threading.Event()
@@ -446,8 +449,7 @@ def test_sessions_recall_while_another_backend_on_the_file_adds_vectors(tmp_path
     semantic_store(path).close()
     writer = LocalBackend(path, semantic=_EMBEDDER, vector_quiet_s=0.0)
     readers = [LocalBackend(path, semantic=_EMBEDDER) for _ in range(2)]
-    found(readers[0], "database")
-    assert readers[0].wait_for_vectors(120)
+    read_into_memory(readers[0])
     errors: list[BaseException] = []
     stop = threading.Event()
 

@@ -25,6 +25,13 @@ FACT = "we run Postgres 16"
 SCRIPT = Path(sys.executable).parent / "hindsight-hooks"
 
 
+def _cli(project: Project, *argv: str) -> None:
+    """``hindsight-hooks ARGV`` in the project, a process of its own (the isolated HOME and XDG folders)."""
+    proc = subprocess.run([str(SCRIPT), *argv], cwd=project.root, env=dict(os.environ), capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
 def _retain(host: Any, text: str) -> None:
     result = host.call_tool("hindsight_retain", {"items": [{"content": text}], "async": False})
     assert not result.is_error, result
@@ -96,12 +103,8 @@ def test_a_session_in_a_long_lived_host_loads_its_vectors_before_its_first_turn(
     read them. A host that is not short-lived has them read at session start, in the background."""
     from hindsight_hooks.backends.factory import shared_semantic
 
-    env = dict(os.environ)  # the isolated HOME and XDG folders
-    for argv in (["retain", FACT], ["embed"]):
-        proc = subprocess.run(
-            [str(SCRIPT), *argv], cwd=local_project.root, env=env, capture_output=True, text=True, timeout=120
-        )
-        assert proc.returncode == 0, proc.stderr
+    _cli(local_project, "retain", FACT)
+    _cli(local_project, "embed")
     assert local_project.units_without_vector() == 0
     with local_project.host("s2") as host:
         embedder = shared_semantic()
@@ -123,11 +126,8 @@ print(json.dumps({"problems": problems, "numpy": "numpy" in sys.modules, "recall
 def test_the_detached_delivery_worker_never_loads_the_model(local_project: Project) -> None:
     """It runs no turn (start, flush, shut down, exit), so nothing is loaded for one: a session
     start loads the model only where a first turn can follow (ADR 175)."""
-    env = dict(os.environ)  # the isolated HOME and XDG folders
-    made = subprocess.run([str(SCRIPT), "retain", FACT], cwd=local_project.root, env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    out = subprocess.run([sys.executable, "-c", _DELIVER, str(local_project.root)], cwd=local_project.root, env=env,
-                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    _cli(local_project, "retain", FACT)
+    out = subprocess.run([sys.executable, "-c", _DELIVER, str(local_project.root)], cwd=local_project.root,
+                         env=dict(os.environ), capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     # Neither the model nor the recall module: the session start names its banks without it.
     assert json.loads(out.stdout) == {"problems": [], "numpy": False, "recall": False}
