@@ -302,8 +302,7 @@ class CandidateSearch:
         lo = self.lo
         if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
-        counts = self._capped_counts(terms, lo, hi)
-        self._counts = dict(zip(terms, counts, strict=True))
+        counts = self.term_counts(terms)  # read already when the recall's vector side needed them
         if sum(counts) <= self.window or (
             max(counts) <= self.window and self._nth_newest(expr, lo, hi, self.window + 1) is None
         ):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from concurrent.futures import wait
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ import orjson
 
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
+from .local_alongside import alongside
 from .local_dense import RECALL_WAIT_S
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
@@ -94,12 +96,11 @@ class LocalRecall(LocalVectorWiring):
         types = None if not request.types or "observation" in request.types else list(request.types)
         tag_sql, tag_params = tag_groups_sql(groups)
         qvec = self._embed([request.query])[0] if terms and self._embedder is not None else None
-        semantic, term_rows = False, None
+        semantic = False
         if self._semantic is not None and not self._semantic.ready:
             self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
         elif self._semantic is not None:  # vectors only once the model can embed them
             semantic = True
-            term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
@@ -114,12 +115,15 @@ class LocalRecall(LocalVectorWiring):
                 conn, lo, hi, filters, window=window, max_windows=self.max_windows, counts=self._term_counts
             )
             need = max(limit * 3, 50)
-            result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
-            svec, probes = self._query_vectors(request.query, terms, term_rows, search) if semantic else (None, [])
+            if semantic:
+                result, candidates, hybrid = self._by_words_and_meaning(
+                    conn, search, request.query, terms, (need, limit), (lo, hi), filters
+                )
+            else:
+                result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
+                candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
             self.last_search_mode = result.mode
-            candidates = [ranked_candidate(row) for row in result.rows]
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
-            hybrid = svec is not None and self._add_semantic(conn, [svec, *probes], candidates, lo, hi, filters, need)
             if hybrid:
                 self.last_search_mode += "+dense"
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
@@ -177,47 +181,57 @@ class LocalRecall(LocalVectorWiring):
         inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
         return inside
 
-    def _query_vectors(
-        self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch
-    ) -> tuple[Any, list[Any]]:
-        """The query's vector in this bank: its terms weighed by their rarity here (ADR 160), else
-        (no term with a vector) the vector of its content words, computed only then; and the
-        vectors of the terms no unit of the bank says, each searched on its own (ADR 176)."""
-        assert self._semantic is not None
-        if term_rows is not None:
-            matches = search.term_counts(terms)
-            weighted = bank_query(None, term_rows, matches, search.bank_units())
-            if weighted is not None:
-                return weighted, unsaid_term_vectors(term_rows, matches)
-        return self._semantic.query_vector(content_words(query)), []
-
-    def _add_semantic(
+    def _by_words_and_meaning(
         self,
         conn: sqlite3.Connection,
-        vectors: list[Any],
-        candidates: list[Candidate],
-        lo: int,
-        hi: int,
+        search: CandidateSearch,
+        query: str,
+        terms: list[str],
+        sizes: tuple[int, int],
+        bounds: tuple[int, int],
         filters: Filters,
-        need: int,
-    ) -> bool:
-        """Cosine of every candidate plus the bank's ``need`` nearest units that pass the filters.
+    ) -> tuple[SearchResult, list[Candidate], bool]:
+        """The bm25 search and, once the bank's matrix is in memory, the vector search: the lexical
+        result, the candidates of both, and whether the vectors took part.
 
-        ``vectors``: the query's, then those of the terms the bank never says (ADR 176); a unit's
-        cosine is its best with any of them, and the nearest units of each are candidates.
+        ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the bank's
+        rowid range. While the bm25 statement runs on a helper thread this thread computes the
+        query's vectors and the nearest units (ADR 177); ``conn`` is left to the statement until it
+        is done. The statement's term counts, which the query vector reads, are taken first.
         False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
         assert self._semantic is not None and self._worker is not None
+        need, limit = sizes
+        lo, hi = bounds
         model = self._semantic.model
+
+        def by_words() -> SearchResult:
+            return search.run(terms, need, limit) if terms else SearchResult([], "empty")
+
         if not self._dense.is_warm(lo, model):
             self._worker.submit(partial(self._warm, lo, hi, model))
-            return False
+            result = by_words()
+            return result, [ranked_candidate(row) for row in result.rows], False
+        if terms:
+            search.term_counts(terms)  # on this thread, before the connection goes to the helper
         with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
             if bank is None:  # another session's read of a bank is under way: by words this once
-                return False
-            # Deleted or filtered units may take places among the nearest: ask for more than needed.
-            tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
+                result = by_words()
+                return result, [ranked_candidate(row) for row in result.rows], False
+            lexical = alongside(by_words) if terms else None
+            try:
+                term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
+                vectors = [vec for vec in self._query_vectors(query, terms, term_rows, search) if vec is not None]
+                # Deleted or filtered units may take places among the nearest: ask for more than needed.
+                tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
+            finally:
+                if lexical is not None:
+                    wait([lexical])  # the connection is the statement's until it is done
+            result = lexical.result() if lexical is not None else by_words()
+            candidates = [ranked_candidate(row) for row in result.rows]
+            if not vectors:
+                return result, candidates, False
             nearest = dict.fromkeys(rowid for top in tops for rowid in top)
             scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
             sims: dict[int, float] = {}
@@ -226,32 +240,62 @@ class LocalRecall(LocalVectorWiring):
                 top.update(self._dense.similarity(bank, vec, [rowid for rowid in scored if rowid not in top]))
                 for rowid, sim in top.items():
                     sims[rowid] = max(sim, sims.get(rowid, 0.0))
+        self._add_nearest(conn, candidates, list(nearest), sims, filters, need)
+        return result, candidates, True
+
+    def _query_vectors(
+        self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch
+    ) -> list[Any]:
+        """The query's vector in this bank: its terms weighed by their rarity here (ADR 160), else
+        (no term with a vector) the vector of its content words, computed only then; then the
+        vectors of the terms no unit of the bank says, each searched on its own (ADR 176). The
+        first is None when the query has no word with a vector."""
+        assert self._semantic is not None
+        if term_rows is not None:
+            matches = search.term_counts(terms)
+            weighted = bank_query(None, term_rows, matches, search.bank_units())
+            if weighted is not None:
+                return [weighted, *unsaid_term_vectors(term_rows, matches)]
+        return [self._semantic.query_vector(content_words(query))]
+
+    def _add_nearest(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        nearest: list[int],
+        sims: dict[int, float],
+        filters: Filters,
+        need: int,
+    ) -> None:
+        """Give every candidate its cosine (``sims``, the best with any of the query's vectors) and
+        add up to ``need`` of the ``nearest`` units that pass the filters and the floor."""
+        assert self._semantic is not None
         for cand in candidates:
             cand.dense = sims.get(cand.rowid, 0.0)
         have = {c.rowid for c in candidates}
         ranked = sorted(nearest, key=lambda rowid: (-sims.get(rowid, 0.0), rowid))
         extra = [rowid for rowid in ranked if rowid not in have and sims.get(rowid, 0.0) >= self._semantic.floor]
-        if extra:
-            where, params = filters.where()
-            # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
-            # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
-            rows = conn.execute(
-                f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
-                f"WHERE 1{where}",
-                [orjson.dumps(extra).decode("ascii"), *params],
-            ).fetchall()
-            by_rowid = {int(r[K_ROWID]): r for r in rows}
-            for rowid in extra:
-                row = by_rowid.get(rowid)
-                if row is None or sims[rowid] < self._semantic.floor:
-                    continue
-                cand = ranked_candidate((*row[:K_RANK], 0.0))
-                cand.rank = None
-                cand.dense = sims[rowid]
-                candidates.append(cand)
-                if len(candidates) >= len(have) + need:
-                    break
-        return True
+        if not extra:
+            return
+        where, params = filters.where()
+        # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
+        # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
+            f"WHERE 1{where}",
+            [orjson.dumps(extra).decode("ascii"), *params],
+        ).fetchall()
+        by_rowid = {int(r[K_ROWID]): r for r in rows}
+        for rowid in extra:
+            row = by_rowid.get(rowid)
+            if row is None:
+                continue
+            cand = ranked_candidate((*row[:K_RANK], 0.0))
+            cand.rank = None
+            cand.dense = sims[rowid]
+            candidates.append(cand)
+            if len(candidates) >= len(have) + need:
+                break
 
     def _add_dense(
         self,
