@@ -374,7 +374,8 @@ def test_ranked_query_walks_fts_in_rank_order(tmp_path: Path) -> None:
 def test_ranked_rows_equal_fts5s_own_rank_order_under_filters(tmp_path: Path) -> None:
     """The bm25 co-routine returns exactly what FTS5's ``ORDER BY rank`` returns: same rows (the
     filters counted before LIMIT), same order, same ranks — also when the filters pass too few of
-    the best matches it keeps at first (``rare``: one unit in ten), so it ranks them all again."""
+    the best matches it keeps at first (``rare``: one unit in ten), so it ranks them all again.
+    Packed into one JSON value (ADR 177) they are the same rows again."""
     from hindsight_hooks.backends.local_query import CandidateSearch, Filters, tag_groups_sql
 
     backend = make(tmp_path)
@@ -400,6 +401,11 @@ def test_ranked_rows_equal_fts5s_own_rank_order_under_filters(tmp_path: Path) ->
             assert len(fast) == (30 if tag == "t1" else len(reference))
             assert [r[0] for r in fast] == [r[0] for r in reference]
             assert [r[-1] for r in fast] == pytest.approx([r[-1] for r in reference])
+            search.packed = True  # the rows as one JSON value, as a hybrid recall's helper reads them
+            packed = search._ranked(expr, 0, 1 << 50, 30)
+            search.packed = False
+            assert [(r[0], r[1], r[3], r[4]) for r in packed] == [(r[0], r[1], r[3], r[4]) for r in fast]
+            assert [(r[2], r[5]) for r in packed] == [pytest.approx((r[2], r[5]), rel=1e-12) for r in fast]
             found[tag] += len(fast)
     assert found["rare"] > 0
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_hooks.backends.base import RecallRequest, ReflectRequest
+from hindsight_hooks.backends.base import BackendError, RecallRequest, ReflectRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_embedding import BATCH, count_missing, embed_text
 from hindsight_hooks.backends.semantic import DIM, MODEL_LABEL, StaticEmbedder, available
@@ -421,10 +421,13 @@ def test_a_recall_does_not_wait_for_another_sessions_read_of_the_vectors(tmp_pat
     index = second._dense
     held, release, let_go = threading.Event(), threading.Event(), threading.Event()
 
-    def reading_a_large_bank() -> None:  # holds the index as a long read does
-        with index._lock:
+    def reading_a_large_bank() -> None:  # holds the index alone, as a long read does
+        assert index._lock.acquire_write(10)
+        try:
             held.set()
             release.wait(30)
+        finally:
+            index._lock.release_write()
         let_go.set()
 
     reader = threading.Thread(target=reading_a_large_bank)
@@ -475,3 +478,102 @@ def test_sessions_recall_while_another_backend_on_the_file_adds_vectors(tmp_path
         t.join(30)
     assert errors == []
     assert found(readers[1], "database") == ["we run Postgres 16"]
+
+
+GARDEN = [f"note {i}: the tomatoes in the garden need water after the hot weather" for i in range(3000)]
+
+
+def test_a_hybrid_recall_cut_at_any_moment_leaves_the_store_answering(tmp_path: Path) -> None:
+    """A hybrid recall's bm25 statement runs on a helper thread while the recall searches the
+    vectors (ADR 177). Deadlines from 0.1 ms to 40 ms cut it before, during and after that
+    statement: each recall either answers or fails as a timeout, and the next recall on the same
+    connection answers in full."""
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db", [*FACTS, *GARDEN]))
+    outcomes: set[str] = set()
+    for step in range(40):
+        timeout = 0.0001 * 1.17**step  # 0.1 ms … ~46 ms
+        try:
+            backend.recall("b", RecallRequest(query="do the tomatoes in the garden need water?"), timeout_s=timeout)
+            outcomes.add("answered")
+        except BackendError as exc:
+            assert exc.kind == "timeout", exc
+            outcomes.add("timed out")
+        assert found(backend, "database")[0] == "we run Postgres 16"
+        assert "dense" in backend.last_search_mode
+    assert outcomes == {"answered", "timed out"}
+
+
+def test_hybrid_recalls_from_many_threads_answer_as_one_at_a_time_does(tmp_path: Path) -> None:
+    """Eight threads over four backends on one file, each recall's statement on a helper thread:
+    every thread gets exactly the hits a lone recall gets for the same question (ADR 177)."""
+    path = tmp_path / "memory.db"
+    read_into_memory(semantic_store(path, [*FACTS, *GARDEN[:500]])).close()
+    backends = [read_into_memory(LocalBackend(path, semantic=_EMBEDDER)) for _ in range(4)]
+    questions = ["database", "what database do we use?", "tomatoes water", "where is the deploy script?", "cache"]
+    alone = {q: found(backends[0], q) for q in questions}
+    assert alone["database"][0] == "we run Postgres 16"
+    answers: list[tuple[str, list[str]]] = []
+    errors: list[BaseException] = []
+
+    def ask(backend: LocalBackend) -> None:
+        try:
+            for _ in range(10):  # bounded
+                for q in questions:
+                    answers.append((q, found(backend, q)))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(backends[n % 4],)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    assert len(answers) == 8 * 10 * len(questions)
+    wrong = [(q, hits) for q, hits in answers if hits != alone[q]]
+    assert wrong == [], (len(wrong), wrong[:3], alone)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only; this machine and CI are Linux")
+def test_a_forked_child_recalls_by_meaning_with_threads_of_its_own(tmp_path: Path) -> None:
+    """The helper threads are per process: a child forked after a hybrid recall has none of its
+    parent's, and its own recall still answers by words and meaning (ADR 177)."""
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db"))
+    assert found(backend, "database") == ["we run Postgres 16"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # "fork() in a multi-threaded process"
+        child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through its exit code
+        try:
+            ok = found(backend, "database") == ["we run Postgres 16"] and "dense" in backend.last_search_mode
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_recall_whose_snapshot_is_older_than_the_index_searches_by_words_and_reads_nothing(tmp_path: Path) -> None:
+    """A recall's snapshot can be older than another session's refresh of the shared index. Its
+    newest vector row is then older than the index's, as a file copied back from a backup would
+    look. Reading the bank anew would cost a hook ~0.3 s at 100k vectors; instead the recall gets
+    no matrix (by words this once) and the index stays as it was (ADR 177)."""
+    from hindsight_hooks.backends.local_schema import slot_range
+
+    path = tmp_path / "memory.db"
+    backend = read_into_memory(semantic_store(path))
+    index, model = backend._dense, _EMBEDDER.model
+    lo, hi = slot_range(int(raw(path).execute("SELECT slot FROM banks WHERE bank_id = 'b'").fetchone()[0]))
+    older = raw(path)
+    older.execute("BEGIN")
+    older.execute("SELECT count(*) FROM unit_vectors").fetchone()  # the snapshot starts here
+    backend.retain_batch("b", [item("the garden needs water", "later")], operation_id="later")
+    assert backend.wait_for_vectors(120)
+    found(backend, "database")  # a newer snapshot: the index reads the new vector
+    bank = index._banks[(lo, model)]
+    read = (bank.count, bank.last_vector_rowid)
+    with index.searching(older, lo, hi, model, _EMBEDDER.dim, 1.0) as searched:
+        assert searched is None
+    assert index._banks[(lo, model)] is bank and (bank.count, bank.last_vector_rowid) == read
+    older.execute("COMMIT")
+    with index.searching(older, lo, hi, model, _EMBEDDER.dim, 1.0) as searched:
+        assert searched is bank  # a snapshot as new as the index's: searched as it is

@@ -31,10 +31,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .local_rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +47,8 @@ STORED_DTYPE = "float16"
 RESCORE = 1000  # units rescored exactly per query, chosen by sign-bit Hamming distance
 RECALL_WAIT_S = 0.01  # a recall waits this long for another thread's refresh or search of the index
 _CHUNK = 4096
+_NEWEST_SQL = "SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1"
+_UNREAD = object()  # ``_refresh`` reads the newest row itself
 
 
 def to_blob(vector: Any) -> bytes:
@@ -217,7 +222,7 @@ class DenseIndex:
     """Per (bank, model): the matrix of unit vectors, read once and then only what is new."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = ReadWriteLock()  # searches share it; reading new vectors in holds it alone
         self._banks: dict[tuple[int, str], _BankMatrix] = {}
 
     def is_warm(self, lo: int, model: str) -> bool:
@@ -226,34 +231,62 @@ class DenseIndex:
 
     def refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
         """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot (the worker:
-        it waits for any other thread's refresh or search)."""
-        with self._lock:
+        it waits for the searches under way, and holds new ones back while it reads)."""
+        self._lock.acquire_write()
+        try:
             return self._refresh(conn, lo, hi, model, dim)
+        finally:
+            self._lock.release_write()
 
     @contextmanager
     def searching(
         self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, wait_s: float
     ) -> Iterator[_BankMatrix | None]:
-        """The bank's matrix, refreshed and held still while the caller searches it (another
-        thread's refresh may grow and re-index it); ``None`` when the index stays busy past
-        ``wait_s``.
+        """The bank's matrix, brought up to ``conn``'s snapshot when it is behind, and held still
+        while the caller searches it; ``None`` when it cannot be searched this time (the caller
+        then searches by words and hands the bank to the worker).
 
-        Why a bound: a bank's first read takes ~0.3 s at 100k vectors, and every backend of the
-        process on the file shares the index, so a turn of one session must not wait for another
-        session's read; it gets ``None`` and searches by words this once (ADR 175).
+        Searches share the index: the sessions of a process search at once and never wait for
+        one another (ADR 177). Only reading new vectors in needs the index alone; when that cannot
+        be had within ``wait_s`` the search goes on over what is there (the newest units are found
+        by their words this turn). Why a bound at all: a bank's first read takes ~0.3 s at 100k
+        vectors and holds the index, so a turn of one session must not wait for another session's
+        read (ADR 175).
+
+        ``None`` also when the bank was never read here, or when it holds rows this snapshot does
+        not have. That is either a snapshot older than another session's refresh or a file that
+        went back in time (a backup copied over it); only a fresh snapshot tells them apart, and
+        reading the bank anew is the worker's job, never a hook's.
         """
-        if not self._lock.acquire(timeout=wait_s):
+        end = time.monotonic() + wait_s
+        newest = conn.execute(_NEWEST_SQL).fetchone()
+        bank = self._banks.get((lo, model))  # read without the lock: at worst a refresh for nothing
+        if bank is None or _ahead(bank, newest):
+            yield None
+            return
+        if _behind(bank, newest) and self._lock.acquire_write(wait_s):
+            try:
+                self._refresh(conn, lo, hi, model, dim, newest)
+            finally:
+                self._lock.release_write()
+        if not self._lock.acquire_read(max(0.0, end - time.monotonic())):
             yield None
             return
         try:
-            yield self._refresh(conn, lo, hi, model, dim)
+            bank = self._banks.get((lo, model))
+            usable = bank is not None and (not bank.last_vector_rowid or _still_read(conn, bank, newest))
+            yield bank if usable else None
         finally:
-            self._lock.release()
+            self._lock.release_read()
 
-    def _refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
-        """:meth:`refresh` with the index locked."""
+    def _refresh(
+        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, newest: Any = _UNREAD
+    ) -> _BankMatrix:
+        """:meth:`refresh` with the index held alone; ``newest``: the file's newest vector row,
+        when the caller has read it in the same snapshot."""
         bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
-        newest = conn.execute("SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1").fetchone()
+        if newest is _UNREAD:
+            newest = conn.execute(_NEWEST_SQL).fetchone()
         if bank.last_vector_rowid and not _still_read(conn, bank, newest):  # the file went back: read it anew
             bank = self._banks[(lo, model)] = _BankMatrix(dim)
         if newest is None or int(newest[0]) <= bank.last_vector_rowid:
@@ -313,8 +346,24 @@ class DenseIndex:
         return {rowid: max(0.0, float(sim)) for rowid, sim in zip(kept, sims, strict=True)}
 
     def nbytes(self) -> int:
-        with self._lock:
+        self._lock.acquire_read()
+        try:
             return sum(b.nbytes() for b in self._banks.values())
+        finally:
+            self._lock.release_read()
+
+
+def _ahead(bank: _BankMatrix, newest: tuple[Any, ...] | None) -> bool:
+    """Has the bank read a vector row newer than the file's newest in this snapshot?"""
+    return bank.last_vector_rowid > (0 if newest is None else int(newest[0]))
+
+
+def _behind(bank: _BankMatrix, newest: tuple[Any, ...] | None) -> bool:
+    """Is the file's newest vector row (seq, unit id) another than the last one the bank read: new
+    rows, or the file went back in time? (A bank that was never read is left to the worker.)"""
+    if newest is None:
+        return bank.last_vector_rowid != 0
+    return int(newest[0]) != bank.last_vector_rowid or str(newest[1]) != bank.last_unit_id
 
 
 def _still_read(conn: sqlite3.Connection, bank: _BankMatrix, newest: tuple[Any, ...] | None) -> bool:

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .local_schema import RANK_CONFIG
 from .local_text import match_expression, term_expression
 
@@ -57,11 +59,12 @@ UNIT_COLUMNS = (
 K_ROWID, K_ID, K_IMPORTANCE, K_CREATED, K_SIZE, K_RANK = range(6)
 # ``K_SIZE``: the characters a unit's vector was computed from — its message plus its turn terms
 # (after the context's separator, ADR 052) — read by hybrid fusion to discount short texts (ADR 160).
-RANK_COLUMNS = (
-    "u.rowid, u.id, u.importance, u.created_at, "
+_RANK_EXPRESSIONS = (
+    "u.rowid", "u.id", "u.importance", "u.created_at",
     "length(u.content) + CASE WHEN instr(u.context, char(30)) > 0 "
-    "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END"
-)
+    "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END",
+)  # fmt: skip
+RANK_COLUMNS = ", ".join(_RANK_EXPRESSIONS)
 D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED = range(8)
 DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at"
 
@@ -238,17 +241,33 @@ class CandidateSearch:
             "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT ?) AS f "
             f"CROSS JOIN units AS u ON u.rowid = f.rid WHERE 1{where} LIMIT ?"
         )
+        # The same rows packed into one JSON value (``packed``): one step of the statement hands
+        # back every row, so a helper thread takes the GIL back once, not once per row (ADR 177).
+        named = ", ".join(f"{expr} AS k{i}" for i, expr in enumerate(_RANK_EXPRESSIONS))
+        keys = ", ".join(f"k{i}" for i in range(len(_RANK_EXPRESSIONS) + 1))
+        self._packed_sql = (
+            f"SELECT json_group_array(json_array({keys})) FROM (SELECT {named}, f.r AS k{len(_RANK_EXPRESSIONS)} "
+            f"FROM (SELECT rowid AS rid, {BM25_SQL} AS r FROM units_fts "
+            "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT ?) AS f "
+            f"CROSS JOIN units AS u ON u.rowid = f.rid WHERE 1{where} LIMIT ?)"
+        )
+        self.packed = False
         self._ranked_by_fts_sql = (
             f"SELECT {RANK_COLUMNS}, f.rank "
             "FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
             f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rank LIMIT ?"
         )
 
+    def _ranked_rows(self, params: list[Any]) -> list[Any]:
+        if not self.packed:
+            return self.conn.execute(self._ranked_sql, params).fetchall()
+        return [tuple(row) for row in orjson.loads(self.conn.execute(self._packed_sql, params).fetchone()[0])]
+
     def _ranked(self, expr: str, lo: int, hi: int, limit: int) -> list[tuple[Any, ...]]:
         inner = max(INNER_FACTOR * limit, INNER_MIN)
-        rows = self.conn.execute(self._ranked_sql, [expr, lo, hi, inner, *self._where_params, limit]).fetchall()
+        rows = self._ranked_rows([expr, lo, hi, inner, *self._where_params, limit])
         if len(rows) < limit:  # the filters left too few of the best ``inner``: rank every match
-            rows = self.conn.execute(self._ranked_sql, [expr, lo, hi, -1, *self._where_params, limit]).fetchall()
+            rows = self._ranked_rows([expr, lo, hi, -1, *self._where_params, limit])
         if any(rows[i][K_RANK] > rows[i + 1][K_RANK] for i in range(len(rows) - 1)):
             params = [expr, lo, hi, *self._where_params, limit]
             rows = self.conn.execute(self._ranked_by_fts_sql, params).fetchall()

@@ -216,9 +216,11 @@ class LocalRecall(LocalVectorWiring):
         if terms:
             search.term_counts(terms)  # on this thread, before the connection goes to the helper
         with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
-            if bank is None:  # another session's read of a bank is under way: by words this once
+            if bank is None:  # another session's read is under way, or the bank must be read anew
+                self._worker.submit(partial(self._warm, lo, hi, model))
                 result = by_words()
                 return result, [ranked_candidate(row) for row in result.rows], False
+            search.packed = True
             lexical = alongside(by_words) if terms else None
             try:
                 term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
