@@ -24,7 +24,11 @@ from .base import BackendError, BankSpec
 from .local_schema import BUSY_TIMEOUT_MS, MAX_SLOT, connect, ensure_schema, map_error, store_error
 from .local_write import ensure_staging
 
-_PROGRESS_STEPS = 2000
+# A bounded read's statements check its deadline and abort signal every this many SQLite steps:
+# about every 1-1.5 ms of a bm25 search at 10k units. Each check is a Python call that needs the
+# GIL, which the other thread of a hybrid recall may hold (ADR 177): 2,000 steps made ten checks
+# a search and cost the recall 0.3 ms; the deadlines they keep are tens of milliseconds or more.
+_PROGRESS_STEPS = 8000
 
 
 _WAIT_SLICE_S = 0.025  # lock waits of a bounded read re-check the deadline and signal this often

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from concurrent.futures import wait
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -54,6 +56,21 @@ from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .tag_groups import TagGroupError, validate_tag_groups
 
 BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
+
+
+@dataclass
+class _WordSearch:
+    """What the bm25 search of one recall needs, to run it on a helper thread (ADR 177)."""
+
+    lo: int
+    hi: int
+    filters: Filters
+    window: int
+    terms: list[str]
+    need: int
+    limit: int
+    end: float | None  # the recall's deadline (``time.monotonic``)
+    signal: threading.Event | None
 
 
 class LocalRecall(LocalVectorWiring):
@@ -101,6 +118,7 @@ class LocalRecall(LocalVectorWiring):
             self._semantic.start_loading_if_settled()  # lexical meanwhile: a hook process never waits
         elif self._semantic is not None:  # vectors only once the model can embed them
             semantic = True
+        end = None if timeout_s is None else time.monotonic() + timeout_s
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
@@ -116,9 +134,8 @@ class LocalRecall(LocalVectorWiring):
             )
             need = max(limit * 3, 50)
             if semantic:
-                result, candidates, hybrid = self._by_words_and_meaning(
-                    conn, search, request.query, terms, (need, limit), (lo, hi), filters
-                )
+                words = _WordSearch(lo, hi, filters, window, terms, need, limit, end, signal)
+                result, candidates, hybrid = self._by_words_and_meaning(conn, search, words, request.query)
             else:
                 result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
                 candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
@@ -182,72 +199,109 @@ class LocalRecall(LocalVectorWiring):
         return inside
 
     def _by_words_and_meaning(
-        self,
-        conn: sqlite3.Connection,
-        search: CandidateSearch,
-        query: str,
-        terms: list[str],
-        sizes: tuple[int, int],
-        bounds: tuple[int, int],
-        filters: Filters,
+        self, conn: sqlite3.Connection, search: CandidateSearch, words: _WordSearch, query: str
     ) -> tuple[SearchResult, list[Candidate], bool]:
         """The bm25 search and, once the bank's matrix is in memory, the vector search: the lexical
         result, the candidates of both, and whether the vectors took part.
 
-        ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the bank's
-        rowid range. While the bm25 statement runs on a helper thread this thread computes the
-        query's vectors and the nearest units (ADR 177); ``conn`` is left to the statement until it
-        is done. The statement's term counts, which the query vector reads, are taken first.
+        The bm25 statement runs on a helper thread with a connection of its own (ADR 177) while
+        this thread, on ``conn``, computes the query's vectors, finds the nearest units and reads
+        those that pass the filters; the two meet for the cosines of the lexical candidates.
         False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
         assert self._semantic is not None and self._worker is not None
-        need, limit = sizes
-        lo, hi = bounds
+        lo, hi, need = words.lo, words.hi, words.need
         model = self._semantic.model
 
-        def by_words() -> SearchResult:
-            return search.run(terms, need, limit) if terms else SearchResult([], "empty")
+        def by_words() -> SearchResult:  # on this thread and ``conn``
+            return search.run(words.terms, need, words.limit) if words.terms else SearchResult([], "empty")
 
         if not self._dense.is_warm(lo, model):
             self._worker.submit(partial(self._warm, lo, hi, model))
             result = by_words()
             return result, [ranked_candidate(row) for row in result.rows], False
-        if terms:
-            search.term_counts(terms)  # on this thread, before the connection goes to the helper
-        with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
-            if bank is None:  # another session's read is under way, or the bank must be read anew
-                self._worker.submit(partial(self._warm, lo, hi, model))
-                result = by_words()
-                return result, [ranked_candidate(row) for row in result.rows], False
-            search.packed = True
-            lexical = alongside(by_words) if terms else None
-            try:
-                term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
-                vectors = [vec for vec in self._query_vectors(query, terms, term_rows, search) if vec is not None]
+        lexical = alongside(partial(self._words_alone, words)) if words.terms else None
+        try:
+            with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
+                if bank is None:  # another session's read is under way, or the bank must be read anew
+                    self._worker.submit(partial(self._warm, lo, hi, model))
+                    result = lexical.result() if lexical is not None else by_words()
+                    return result, [ranked_candidate(row) for row in result.rows], False
+                term_rows = self._semantic.term_vectors([term_text(t) for t in words.terms]) if words.terms else None
+                vectors = [v for v in self._query_vectors(query, words.terms, term_rows, search) if v is not None]
                 # Deleted or filtered units may take places among the nearest: ask for more than needed.
                 tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
-            finally:
+                sims: dict[int, float] = {}
+                for top in tops:
+                    for rowid, sim in top.items():
+                        sims[rowid] = max(sim, sims.get(rowid, 0.0))
+                nearest = self._nearest_rows(conn, sims, words.filters)
                 if lexical is not None:
-                    wait([lexical])  # the connection is the statement's until it is done
-            result = lexical.result() if lexical is not None else by_words()
-            candidates = [ranked_candidate(row) for row in result.rows]
-            if not vectors:
-                return result, candidates, False
-            nearest = dict.fromkeys(rowid for top in tops for rowid in top)
-            scored = [*nearest, *(c.rowid for c in candidates if c.rowid not in nearest)]
-            sims: dict[int, float] = {}
-            for vec, top in zip(vectors, tops, strict=True):
-                # What ``top`` scored is kept; only the other units get their cosine with ``vec``.
-                top.update(self._dense.similarity(bank, vec, [rowid for rowid in scored if rowid not in top]))
-                for rowid, sim in top.items():
-                    sims[rowid] = max(sim, sims.get(rowid, 0.0))
-        self._add_nearest(conn, candidates, list(nearest), sims, filters, need)
+                    wait([lexical])
+                result = lexical.result() if lexical is not None else by_words()
+                candidates = [ranked_candidate(row) for row in result.rows]
+                if not vectors:
+                    return result, candidates, False
+                # The lexical candidates the vector search did not score get their cosine now.
+                unscored = [c.rowid for c in candidates if c.rowid not in sims]
+                for vec in vectors:
+                    for rowid, sim in self._dense.similarity(bank, vec, unscored).items():
+                        sims[rowid] = max(sim, sims.get(rowid, 0.0))
+        finally:
+            if lexical is not None:
+                wait([lexical])  # a failure on this thread never leaves the helper behind
+        for cand in candidates:
+            cand.dense = sims.get(cand.rowid, 0.0)
+        have = {c.rowid for c in candidates}
+        added = 0
+        for cand in nearest:
+            if cand.rowid not in have and added < need:
+                candidates.append(cand)
+                added += 1
         return result, candidates, True
 
-    def _query_vectors(
-        self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch
-    ) -> list[Any]:
+    def _words_alone(self, words: _WordSearch) -> SearchResult:
+        """The bm25 search on the calling (helper) thread's own connection and read snapshot,
+        bounded by what is left of the recall's deadline. The snapshot may be a little newer than
+        the recall's: a unit it finds that the recall's cannot read is left out (``detailed``)."""
+        left = None if words.end is None else max(0.001, words.end - time.monotonic())
+        with self._read("recall", left, words.signal) as conn:
+            search = CandidateSearch(
+                conn, words.lo, words.hi, words.filters,
+                window=words.window, max_windows=self.max_windows, counts=self._term_counts,
+            )  # fmt: skip
+            search.packed = True
+            return search.run(words.terms, words.need, words.limit)
+
+    def _nearest_rows(self, conn: sqlite3.Connection, sims: dict[int, float], filters: Filters) -> list[Candidate]:
+        """The units the vector search found at or above the floor that pass the filters, nearest
+        first, as candidates with their cosine (``sims``: the best with any of the query's vectors)."""
+        assert self._semantic is not None
+        floor = self._semantic.floor
+        ranked = sorted((rowid for rowid, sim in sims.items() if sim >= floor), key=lambda r: (-sims[r], r))
+        if not ranked:
+            return []
+        where, params = filters.where()
+        # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
+        # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
+            f"WHERE 1{where}",
+            [orjson.dumps(ranked).decode("ascii"), *params],
+        ).fetchall()
+        by_rowid = {int(r[K_ROWID]): r for r in rows}
+        out: list[Candidate] = []
+        for rowid in ranked:
+            row = by_rowid.get(rowid)
+            if row is not None:
+                cand = ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                cand.dense = sims[rowid]
+                out.append(cand)
+        return out
+
+    def _query_vectors(self, query: str, terms: list[str], term_rows: Any, search: CandidateSearch) -> list[Any]:
         """The query's vector in this bank: its terms weighed by their rarity here (ADR 160), else
         (no term with a vector) the vector of its content words, computed only then; then the
         vectors of the terms no unit of the bank says, each searched on its own (ADR 176). The
@@ -259,45 +313,6 @@ class LocalRecall(LocalVectorWiring):
             if weighted is not None:
                 return [weighted, *unsaid_term_vectors(term_rows, matches)]
         return [self._semantic.query_vector(content_words(query))]
-
-    def _add_nearest(
-        self,
-        conn: sqlite3.Connection,
-        candidates: list[Candidate],
-        nearest: list[int],
-        sims: dict[int, float],
-        filters: Filters,
-        need: int,
-    ) -> None:
-        """Give every candidate its cosine (``sims``, the best with any of the query's vectors) and
-        add up to ``need`` of the ``nearest`` units that pass the filters and the floor."""
-        assert self._semantic is not None
-        for cand in candidates:
-            cand.dense = sims.get(cand.rowid, 0.0)
-        have = {c.rowid for c in candidates}
-        ranked = sorted(nearest, key=lambda rowid: (-sims.get(rowid, 0.0), rowid))
-        extra = [rowid for rowid in ranked if rowid not in have and sims.get(rowid, 0.0) >= self._semantic.floor]
-        if not extra:
-            return
-        where, params = filters.where()
-        # The listed rowids drive the loop (CROSS JOIN): with ``u.bank_id = ?`` in the filters
-        # SQLite would otherwise walk the bank's index (100k rows) to find ~70 units.
-        rows = conn.execute(
-            f"SELECT {RANK_COLUMNS}, NULL FROM json_each(?) AS j CROSS JOIN units AS u ON u.rowid = j.value "
-            f"WHERE 1{where}",
-            [orjson.dumps(extra).decode("ascii"), *params],
-        ).fetchall()
-        by_rowid = {int(r[K_ROWID]): r for r in rows}
-        for rowid in extra:
-            row = by_rowid.get(rowid)
-            if row is None:
-                continue
-            cand = ranked_candidate((*row[:K_RANK], 0.0))
-            cand.rank = None
-            cand.dense = sims[rowid]
-            candidates.append(cand)
-            if len(candidates) >= len(have) + need:
-                break
 
     def _add_dense(
         self,
