@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import TypeVar
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, without_role_label
@@ -223,8 +224,12 @@ def asks_for_recent(query: str) -> bool:
 # -- change of mind ------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=512)
 def content_stems(text: str) -> frozenset[str]:
-    """The stems of a text's content words (no stop words, no 1-char tokens, no role label)."""
+    """The stems of a text's content words (no stop words, no 1-char tokens, no role label).
+
+    Cached: every recall compares its hits this way (``newer_first``), and the memories that
+    answer one turn mostly answer the next (the last 512 texts and their stems)."""
     body = without_role_label(text)
     return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
 
