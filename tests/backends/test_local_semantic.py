@@ -577,3 +577,25 @@ def test_a_recall_whose_snapshot_is_older_than_the_index_searches_by_words_and_r
     older.execute("COMMIT")
     with index.searching(older, lo, hi, model, _EMBEDDER.dim, 1.0) as searched:
         assert searched is bank  # a snapshot as new as the index's: searched as it is
+
+
+def test_a_store_searched_by_words_only_starts_no_helper_thread(tmp_path: Path) -> None:
+    """The helper threads are for hybrid recall (ADR 177): a process on a store without vectors
+    ranks 400 matches on its own thread and never imports ``concurrent.futures``."""
+    script = (
+        "import json, sys, threading\n"
+        "from hindsight_hooks.backends.base import RecallRequest\n"
+        "from hindsight_hooks.backends.local import LocalBackend\n"
+        "b = LocalBackend(sys.argv[1])\n"
+        "items = [{'content': f'note {i}: water the tomatoes', 'document_id': f'd{i}'} for i in range(400)]\n"
+        "b.retain_batch('b', items, operation_id='op')\n"
+        "hits = b.recall('b', RecallRequest(query='tomatoes water'), 1.0).hits\n"
+        "print(json.dumps({'hits': len(hits), 'futures': 'concurrent.futures' in sys.modules,\n"
+        "                  'threads': threading.active_count()}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "memory.db")], capture_output=True,
+                         text=True, env=env, timeout=120, check=True)  # fmt: skip
+    seen = json.loads(out.stdout)
+    assert seen["hits"] > 0
+    assert (seen["futures"], seen["threads"]) == (False, 1)

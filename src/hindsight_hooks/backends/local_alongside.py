@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # concurrent.futures is imported on first use: a hook process without vectors never pays for it
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -32,6 +34,8 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None
 def alongside(work: Callable[[], T]) -> Future[T] | None:
     """``work`` started on a helper thread, or None when no thread can be had (the interpreter is
     shutting down): the caller then runs it itself."""
+    from concurrent.futures import ThreadPoolExecutor
+
     global _pool
     pid = os.getpid()
     try:

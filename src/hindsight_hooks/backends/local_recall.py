@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from concurrent.futures import wait
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -213,6 +212,8 @@ class LocalRecall(LocalVectorWiring):
         False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
+        from concurrent.futures import wait
+
         assert self._semantic is not None and self._worker is not None
         lo, hi, need = words.lo, words.hi, words.need
         model = self._semantic.model
