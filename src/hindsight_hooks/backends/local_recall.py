@@ -239,8 +239,12 @@ class LocalRecall(LocalVectorWiring):
                 vectors = [v for v in self._query_vectors(query, words.terms, term_rows, search) if v is not None]
                 # Deleted or filtered units may take places among the nearest: ask for more than needed.
                 tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
+                found = dict.fromkeys(rowid for top in tops for rowid in top)
                 sims: dict[int, float] = {}
-                for top in tops:
+                for vec, top in zip(vectors, tops, strict=True):
+                    # A unit's cosine is its best with any of the vectors: what ``top`` scored is
+                    # kept, the units the others found get their cosine with ``vec`` (ADR 176).
+                    top.update(self._dense.similarity(bank, vec, [rowid for rowid in found if rowid not in top]))
                     for rowid, sim in top.items():
                         sims[rowid] = max(sim, sims.get(rowid, 0.0))
                 nearest = self._nearest_rows(conn, sims, words.filters)
@@ -251,7 +255,7 @@ class LocalRecall(LocalVectorWiring):
                 if not vectors:
                     return result, candidates, False
                 # The lexical candidates the vector search did not score get their cosine now.
-                unscored = [c.rowid for c in candidates if c.rowid not in sims]
+                unscored = [c.rowid for c in candidates if c.rowid not in found]
                 for vec in vectors:
                     for rowid, sim in self._dense.similarity(bank, vec, unscored).items():
                         sims[rowid] = max(sim, sims.get(rowid, 0.0))
