@@ -410,6 +410,30 @@ def test_ranked_rows_equal_fts5s_own_rank_order_under_filters(tmp_path: Path) ->
     assert found["rare"] > 0
 
 
+def test_packed_rows_of_a_damaged_file_fall_back_to_plain_rows(tmp_path: Path) -> None:
+    """A file written by something else may hold an infinite importance (past its CHECK) or a
+    BLOB where text belongs: JSON can say neither. The packed statement (ADR 177) then gives way
+    to the plain one, which returns the rows as they are, instead of failing the recall."""
+    from hindsight_hooks.backends.local_query import CandidateSearch, Filters
+
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(f"kafka broker note {i}", f"d{i}") for i in range(40)], operation_id="op")
+    conn = raw(backend.path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    rowids = [r[0] for r in conn.execute("SELECT rowid FROM units ORDER BY rowid LIMIT 2")]
+    search = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO))
+    for damage, params in (
+        ("UPDATE units SET importance = 9e999 WHERE rowid = ?", [rowids[0]]),
+        ("UPDATE units SET created_at = x'00ff' WHERE rowid = ?", [rowids[1]]),
+    ):
+        conn.execute(damage, params)
+        search.packed = False
+        plain = search._ranked('"kafka"', 0, 1 << 50, 50)
+        search.packed = True
+        assert search._ranked('"kafka"', 0, 1 << 50, 50) == plain
+        assert len(plain) == 40
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.text(max_size=80))
 def test_any_query_text_is_safe(scored: LocalBackend, query: str) -> None:

@@ -259,9 +259,15 @@ class CandidateSearch:
         )
 
     def _ranked_rows(self, params: list[Any]) -> list[Any]:
-        if not self.packed:
-            return self.conn.execute(self._ranked_sql, params).fetchall()
-        return [tuple(row) for row in orjson.loads(self.conn.execute(self._packed_sql, params).fetchone()[0])]
+        if self.packed:
+            try:
+                return [tuple(row) for row in orjson.loads(self.conn.execute(self._packed_sql, params).fetchone()[0])]
+            except orjson.JSONDecodeError:  # a damaged row JSON cannot say (an infinite number)
+                pass
+            except sqlite3.OperationalError as exc:  # or one with a BLOB where text belongs
+                if "blob" not in str(exc).lower():
+                    raise
+        return self.conn.execute(self._ranked_sql, params).fetchall()
 
     def _ranked(self, expr: str, lo: int, hi: int, limit: int) -> list[tuple[Any, ...]]:
         inner = max(INNER_FACTOR * limit, INNER_MIN)
