@@ -22,6 +22,17 @@ def until_a_writer_waits(lock: ReadWriteLock) -> None:
     assert lock._writers_waiting == 1
 
 
+def held_by_a_reader_with_a_writer_waiting(
+    writer_timeout: float,
+) -> tuple[ReadWriteLock, threading.Thread, list[object]]:
+    """A lock this thread reads under, and a thread that waits up to ``writer_timeout`` to write."""
+    lock = ReadWriteLock()
+    assert lock.acquire_read(1)
+    writer, wrote = in_thread(lambda: lock.acquire_write(writer_timeout))
+    until_a_writer_waits(lock)
+    return lock, writer, wrote
+
+
 def test_readers_share_the_lock() -> None:
     lock = ReadWriteLock()
     assert lock.acquire_read(1)
@@ -45,10 +56,7 @@ def test_a_writer_has_it_alone() -> None:
 
 
 def test_a_writer_waits_for_the_readers_and_holds_new_ones_back() -> None:
-    lock = ReadWriteLock()
-    assert lock.acquire_read(1)
-    writer, wrote = in_thread(lambda: lock.acquire_write(5))
-    until_a_writer_waits(lock)
+    lock, writer, wrote = held_by_a_reader_with_a_writer_waiting(5)
     assert wrote == []
     late, late_got = in_thread(lambda: lock.acquire_read(0.1))
     late.join(5)
@@ -60,10 +68,7 @@ def test_a_writer_waits_for_the_readers_and_holds_new_ones_back() -> None:
 
 
 def test_a_writer_that_gives_up_lets_the_readers_it_held_back_go_on() -> None:
-    lock = ReadWriteLock()
-    assert lock.acquire_read(1)
-    writer, wrote = in_thread(lambda: lock.acquire_write(0.5))
-    until_a_writer_waits(lock)
+    lock, writer, wrote = held_by_a_reader_with_a_writer_waiting(0.5)
     started = time.monotonic()
     reader, read = in_thread(lambda: lock.acquire_read(3))
     writer.join(5)
