@@ -5,10 +5,10 @@ for long: SQLite releases it while it steps a statement, numpy while it loops ov
 a machine with a second core they overlap, and a recall costs about the longer of the two
 instead of their sum (ADR 177: 2.4 ms of bm25 and 1-1.5 ms of vector work at 10k units).
 
-The helper only ever runs SQLite statements on a connection the recall hands it, and the recall
-does nothing else with that connection until the helper is done; it takes none of our locks, so
-the recall that waits for it cannot deadlock. The pool is per process (a forked child has none of
-its parent's threads) and starts its threads when first asked; an idle thread costs nothing.
+The helper runs the statement on its own thread's connection and takes none of the locks the
+recall holds, so the recall that waits for it cannot deadlock. The pool is per process (a forked
+child has none of its parent's threads) and starts its threads when first asked; an idle thread
+costs nothing.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ is ~20× cheaper than ranking them).
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 import threading
 import time
@@ -224,9 +225,11 @@ class CandidateSearch:
         self.hi = hi
         self.window = max(1, window)
         self.max_windows = max(1, max_windows)
+        self.filters = filters
         where, self._where_params = filters.where()
         self._counts: dict[str, int] = {}  # capped match counts per term, when the search needed them
-        self._top: int | None = None  # the bank's highest rowid, once ``run`` read it
+        self._top: int | None = None  # the bank's highest rowid, once read (``_read_top``)
+        self._top_read = False
         # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
         # that yields them best first; the CROSS JOIN keeps it the outer loop, so the filters run
         # only until LIMIT rows passed (never a scan of the bank through an index). Ranking with
@@ -251,12 +254,20 @@ class CandidateSearch:
             "WHERE units_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY r LIMIT ?) AS f "
             f"CROSS JOIN units AS u ON u.rowid = f.rid WHERE 1{where} LIMIT ?)"
         )
-        self.packed = False
+        self.packed = False  # rows as one JSON value: set by ``on`` for a helper thread
         self._ranked_by_fts_sql = (
             f"SELECT {RANK_COLUMNS}, f.rank "
             "FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
             f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rank LIMIT ?"
         )
+
+    def on(self, conn: sqlite3.Connection) -> CandidateSearch:
+        """This search over another connection, for a helper thread (ADR 177): the same bank,
+        filters and window; the bank's top and the term counts as read so far, so the helper ranks
+        what this search's snapshot holds and counts nothing again; its rows packed."""
+        other = copy.copy(self)
+        other.conn, other._counts, other.packed = conn, dict(self._counts), True
+        return other
 
     def _ranked_rows(self, params: list[Any]) -> list[Any]:
         if self.packed:
@@ -320,10 +331,9 @@ class CandidateSearch:
     def run(self, terms: list[str], need: int, enough: int) -> SearchResult:
         """Up to ``need`` filtered candidates in bm25 order; ``enough`` = fewer triggers a fill."""
         expr = match_expression(terms)
-        self._top = self._bank_top()
-        if self._top is None or need <= 0:
+        hi = self._read_top()
+        if hi is None or need <= 0:
             return SearchResult([], "empty")
-        hi = self._top
         lo = self.lo
         if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
@@ -358,13 +368,18 @@ class CandidateSearch:
         of at most 12 capped index reads.
         """
         if not all(t in self._counts for t in terms):
-            if self._top is None:  # not read by a run yet (or the bank was empty then)
-                self._top = self._bank_top()
             # Up to the bank's highest rowid, not the slot's end: kept counts (``TermCounts``)
             # are brought up to date from the highest rowid they counted.
-            counts = [0] * len(terms) if self._top is None else self._capped_counts(terms, self.lo, self._top)
+            top = self._read_top()
+            counts = [0] * len(terms) if top is None else self._capped_counts(terms, self.lo, top)
             self._counts.update(zip(terms, counts, strict=True))
         return [self._counts[t] for t in terms]
+
+    def _read_top(self) -> int | None:
+        """:meth:`_bank_top`, read once per search (the counts and the ranking share it)."""
+        if not self._top_read:
+            self._top, self._top_read = self._bank_top(), True
+        return self._top
 
     def _bank_top(self) -> int | None:
         """The bank's highest unit rowid in this snapshot (``None`` for an empty bank)."""
@@ -378,8 +393,8 @@ class CandidateSearch:
         return [t for t, n in zip(terms, self.term_counts(terms), strict=True) if n > 0]
 
     def bank_units(self) -> int:
-        """About how many units the bank holds: its rowid span as :meth:`run` found it (deleted
-        units still count; 0 before a run or for an empty bank)."""
+        """About how many units the bank holds: its rowid span as this search read it (deleted
+        units still count; 0 before it was read or for an empty bank)."""
         return 0 if self._top is None else self._top - self.lo + 1
 
     def _windows(self, expr: str, lo: int, hi: int, need: int, seen: set[int]) -> list[tuple[Any, ...]]:

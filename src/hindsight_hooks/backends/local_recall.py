@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -58,21 +57,6 @@ BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
 # A hybrid recall runs its bm25 statement on a helper thread only when its terms match at least
 # this many units: ranking them costs ~2 µs each, handing the statement over ~0.15 ms (ADR 177).
 ALONGSIDE_MIN_ROWS = 256
-
-
-@dataclass
-class _WordSearch:
-    """What the bm25 search of one recall needs, to run it on a helper thread (ADR 177)."""
-
-    lo: int
-    hi: int
-    filters: Filters
-    window: int
-    terms: list[str]
-    need: int
-    limit: int
-    end: float | None  # the recall's deadline (``time.monotonic``)
-    signal: threading.Event | None
 
 
 class LocalRecall(LocalVectorWiring):
@@ -136,8 +120,9 @@ class LocalRecall(LocalVectorWiring):
             )
             need = max(limit * 3, 50)
             if semantic:
-                words = _WordSearch(lo, hi, filters, window, terms, need, limit, end, signal)
-                result, candidates, hybrid = self._by_words_and_meaning(conn, search, words, request.query)
+                result, candidates, hybrid = self._by_words_and_meaning(
+                    conn, search, request.query, terms, (need, limit), (end, signal)
+                )
             else:
                 result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
                 candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
@@ -201,42 +186,49 @@ class LocalRecall(LocalVectorWiring):
         return inside
 
     def _by_words_and_meaning(
-        self, conn: sqlite3.Connection, search: CandidateSearch, words: _WordSearch, query: str
+        self,
+        conn: sqlite3.Connection,
+        search: CandidateSearch,
+        query: str,
+        terms: list[str],
+        sizes: tuple[int, int],
+        bounds: tuple[float | None, threading.Event | None],
     ) -> tuple[SearchResult, list[Candidate], bool]:
         """The bm25 search and, once the bank's matrix is in memory, the vector search: the lexical
         result, the candidates of both, and whether the vectors took part.
 
-        The bm25 statement runs on a helper thread with a connection of its own (ADR 177) while
+        ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the
+        recall's deadline (``time.monotonic``) and abort signal. When the terms match many units
+        the bm25 statement runs on a helper thread with a connection of its own (ADR 177) while
         this thread, on ``conn``, computes the query's vectors, finds the nearest units and reads
         those that pass the filters; the two meet for the cosines of the lexical candidates.
         False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
-        from concurrent.futures import wait
-
         assert self._semantic is not None and self._worker is not None
-        lo, hi, need = words.lo, words.hi, words.need
-        model = self._semantic.model
+        need, limit = sizes
+        lo, hi, model, worker = search.lo, search.hi, self._semantic.model, self._worker
 
         def by_words() -> SearchResult:  # on this thread and ``conn``
-            return search.run(words.terms, need, words.limit) if words.terms else SearchResult([], "empty")
+            return search.run(terms, need, limit) if terms else SearchResult([], "empty")
+
+        def lexical_only(result: SearchResult) -> tuple[SearchResult, list[Candidate], bool]:
+            worker.submit(partial(self._warm, lo, hi, model))  # the worker reads the bank
+            return result, [ranked_candidate(row) for row in result.rows], False
 
         if not self._dense.is_warm(lo, model):
-            self._worker.submit(partial(self._warm, lo, hi, model))
-            result = by_words()
-            return result, [ranked_candidate(row) for row in result.rows], False
+            return lexical_only(by_words())
         # The terms' match counts (which the query vector reads too) tell how many rows bm25 will
         # rank: a helper thread pays only when that is more than a fraction of a millisecond.
-        matches = search.term_counts(words.terms) if words.terms else []
-        lexical = alongside(partial(self._words_alone, words)) if sum(matches) >= ALONGSIDE_MIN_ROWS else None
+        matches = search.term_counts(terms) if terms else []
+        by_helper = sum(matches) >= ALONGSIDE_MIN_ROWS
+        lexical = alongside(partial(self._words_alone, search, terms, sizes, bounds)) if by_helper else None
         try:
             with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
                 if bank is None:  # another session's read is under way, or the bank must be read anew
-                    self._worker.submit(partial(self._warm, lo, hi, model))
-                    result = lexical.result() if lexical is not None else by_words()
-                    return result, [ranked_candidate(row) for row in result.rows], False
-                term_rows = self._semantic.term_vectors([term_text(t) for t in words.terms]) if words.terms else None
-                vectors = [v for v in self._query_vectors(query, words.terms, term_rows, search) if v is not None]
+                    return lexical_only(lexical.result() if lexical is not None else by_words())
+                term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
+                vectors = [v for v in self._query_vectors(query, terms, term_rows, search) if v is not None]
                 # Deleted or filtered units may take places among the nearest: ask for more than needed.
                 tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
                 found = dict.fromkeys(rowid for top in tops for rowid in top)
@@ -247,9 +239,7 @@ class LocalRecall(LocalVectorWiring):
                     top.update(self._dense.similarity(bank, vec, [rowid for rowid in found if rowid not in top]))
                     for rowid, sim in top.items():
                         sims[rowid] = max(sim, sims.get(rowid, 0.0))
-                nearest = self._nearest_rows(conn, sims, words.filters)
-                if lexical is not None:
-                    wait([lexical])
+                nearest = self._nearest_rows(conn, sims, search.filters)
                 result = lexical.result() if lexical is not None else by_words()
                 candidates = [ranked_candidate(row) for row in result.rows]
                 if not vectors:
@@ -260,8 +250,8 @@ class LocalRecall(LocalVectorWiring):
                     for rowid, sim in self._dense.similarity(bank, vec, unscored).items():
                         sims[rowid] = max(sim, sims.get(rowid, 0.0))
         finally:
-            if lexical is not None:
-                wait([lexical])  # a failure on this thread never leaves the helper behind
+            if lexical is not None:  # a failure on this thread never leaves the helper behind
+                lexical.exception()
         for cand in candidates:
             cand.dense = sims.get(cand.rowid, 0.0)
         have = {c.rowid for c in candidates}
@@ -272,18 +262,20 @@ class LocalRecall(LocalVectorWiring):
                 added += 1
         return result, candidates, True
 
-    def _words_alone(self, words: _WordSearch) -> SearchResult:
-        """The bm25 search on the calling (helper) thread's own connection and read snapshot,
-        bounded by what is left of the recall's deadline. The snapshot may be a little newer than
-        the recall's: a unit it finds that the recall's cannot read is left out (``detailed``)."""
-        left = None if words.end is None else max(0.001, words.end - time.monotonic())
-        with self._read("recall", left, words.signal) as conn:
-            search = CandidateSearch(
-                conn, words.lo, words.hi, words.filters,
-                window=words.window, max_windows=self.max_windows, counts=self._term_counts,
-            )  # fmt: skip
-            search.packed = True
-            return search.run(words.terms, words.need, words.limit)
+    def _words_alone(
+        self,
+        search: CandidateSearch,
+        terms: list[str],
+        sizes: tuple[int, int],
+        bounds: tuple[float | None, threading.Event | None],
+    ) -> SearchResult:
+        """``search`` on the calling (helper) thread's own connection, bounded by what is left of
+        the recall's deadline. Its snapshot may be a little newer than the recall's; the ranking
+        stops at the bank's top as the recall read it, so it finds only units the recall can read."""
+        end, signal = bounds
+        left = None if end is None else max(0.001, end - time.monotonic())
+        with self._read("recall", left, signal) as conn:
+            return search.on(conn).run(terms, *sizes)
 
     def _nearest_rows(self, conn: sqlite3.Connection, sims: dict[int, float], filters: Filters) -> list[Candidate]:
         """The units the vector search found at or above the floor that pass the filters, nearest
