@@ -48,7 +48,6 @@ RESCORE = 1000  # units rescored exactly per query, chosen by sign-bit Hamming d
 RECALL_WAIT_S = 0.01  # a recall waits this long for another thread's refresh or search of the index
 _CHUNK = 4096
 _NEWEST_SQL = "SELECT seq, unit_id FROM unit_vectors ORDER BY seq DESC LIMIT 1"
-_UNREAD = object()  # ``_refresh`` reads the newest row itself
 
 
 def to_blob(vector: Any) -> bytes:
@@ -232,9 +231,10 @@ class DenseIndex:
     def refresh(self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int) -> _BankMatrix:
         """Bring the bank's matrix up to the vectors committed in ``conn``'s snapshot (the worker:
         it waits for the searches under way, and holds new ones back while it reads)."""
+        newest = conn.execute(_NEWEST_SQL).fetchone()
         self._lock.acquire_write()
         try:
-            return self._refresh(conn, lo, hi, model, dim)
+            return self._refresh(conn, lo, hi, model, dim, newest)
         finally:
             self._lock.release_write()
 
@@ -280,13 +280,11 @@ class DenseIndex:
             self._lock.release_read()
 
     def _refresh(
-        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, newest: Any = _UNREAD
+        self, conn: sqlite3.Connection, lo: int, hi: int, model: str, dim: int, newest: tuple[Any, ...] | None
     ) -> _BankMatrix:
-        """:meth:`refresh` with the index held alone; ``newest``: the file's newest vector row,
-        when the caller has read it in the same snapshot."""
+        """:meth:`refresh` with the index held alone; ``newest``: the file's newest vector row
+        (seq, unit id) in ``conn``'s snapshot."""
         bank = self._banks.setdefault((lo, model), _BankMatrix(dim))
-        if newest is _UNREAD:
-            newest = conn.execute(_NEWEST_SQL).fetchone()
         if bank.last_vector_rowid and not _still_read(conn, bank, newest):  # the file went back: read it anew
             bank = self._banks[(lo, model)] = _BankMatrix(dim)
         if newest is None or int(newest[0]) <= bank.last_vector_rowid:
