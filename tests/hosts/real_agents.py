@@ -96,6 +96,31 @@ def count(project: Project, text: str) -> int:
         return 0
 
 
+def memory_report(project: Project, text: str) -> str:
+    """What a failed wait for ``text`` to be retained found, without a line of transcript: how many
+    units hold it, the queue's jobs, the dead letters, the state folder's files and their sizes."""
+    files = sorted(
+        f"{p.relative_to(project.state)}={p.stat().st_size}" for p in project.state.rglob("*") if p.is_file()
+    )
+    queued = project.queue_jobs() if project.queue_path.exists() else None
+    jobs = [
+        f"attempts={job.get('attempts')} next={job.get('next_attempt_at')} error={job.get('last_error')!r}"
+        for job in queued or []
+    ]
+    return (
+        f"units holding {text!r}: {count(project, text)}; queue: "
+        f"{'absent' if queued is None else f'{len(queued)} job(s) {jobs}'}; "
+        f"dead letters: {len(project.dead_jobs())}; state files: {', '.join(files)}"
+    )
+
+
+def await_retained(project: Project, text: str, times: int = 1, timeout_s: float = 90) -> None:
+    """Wait until ``text`` is in ``times`` units and the queue is drained; on failure say what was found."""
+    assert wait_until(lambda: count(project, text) == times and drained(project), timeout_s), memory_report(
+        project, text
+    )
+
+
 def session_report(project: Project, session_id: str) -> dict[str, Any]:
     """``hindsight-hooks session --json`` for the agent session ``session_id`` (run from a shell)."""
     proc = subprocess.run(

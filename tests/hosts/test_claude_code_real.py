@@ -24,7 +24,16 @@ import pytest
 
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
 from .model_server import ModelServer, RecordedRequest, Reply, iter_texts
-from .real_agents import DECISION, QUESTION, block_in, drained, install_by_readme, runtime, session_report
+from .real_agents import (
+    DECISION,
+    QUESTION,
+    await_retained,
+    block_in,
+    drained,
+    install_by_readme,
+    runtime,
+    session_report,
+)
 
 __all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 180
@@ -143,7 +152,7 @@ def test_session_two_finds_session_ones_fact_by_meaning_on_its_first_prompt(
     """
     claude, project, server = setup
     claude.run(FACT)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
+    await_retained(project, "Postgres 16")
     assert wait_until(lambda: project.units_without_vector() == 0, 90), "session 1 got no vectors"
 
     server.clear()
@@ -183,7 +192,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
 
     other = claude.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
-    assert wait_until(lambda: project.unit_count("document the billing") == 1 and drained(project), 90)
+    await_retained(project, "document the billing")
 
 
 RECALL_TOOL = "mcp__hindsight__hindsight_recall"
@@ -228,7 +237,7 @@ def test_the_models_call_of_our_mcp_recall_tool_returns_the_decision(
 ) -> None:
     claude, project, server = setup
     claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
+    await_retained(project, "Postgres 16")
 
     server.clear()
     asked = claude.run(f"Which database for the cache? {ASK_TOOL}")
@@ -250,7 +259,7 @@ def test_our_mcp_tools_speak_for_the_claude_code_session_they_are_called_in(
 ) -> None:
     claude, project, server = setup
     claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90)
+    await_retained(project, "Postgres 16")
     switched = claude.run("/hindsight:mode ignored")  # the slash command, for this session only
     sid = switched["session_id"]
     assert session_report(project, sid)["mode"] == "ignored"

@@ -34,6 +34,7 @@ from .real_agents import (
     QUESTION,
     SCRIPT,
     assert_only_the_turn_was_retained,
+    await_retained,
     block_in,
     count,
     drained,
@@ -179,7 +180,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Codex, Project, ModelServer]) -> None:
     codex, project, server = setup
     codex.run(DECISION)
-    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90)
+    await_retained(project, "Postgres 16")
     server.clear()
     codex.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if any("Postgres 16" in out for out in function_outputs(r).values())]
@@ -209,7 +210,7 @@ def test_slash_commands_are_not_codex_commands_but_the_shell_command_switches_th
     assert "billing service" not in project.state_text()
 
     codex.run("Public plan: document the billing service")  # a new session: normal mode
-    assert wait_until(lambda: count(project, "document the billing") == 1 and drained(project), 90)
+    await_retained(project, "document the billing")
 
 
 def test_a_hanging_memory_server_never_stops_codex(setup: tuple[Codex, Project, ModelServer]) -> None:

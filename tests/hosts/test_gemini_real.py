@@ -34,6 +34,7 @@ from .real_agents import (
     DECISION,
     QUESTION,
     assert_only_the_turn_was_retained,
+    await_retained,
     count,
     drained,
     install_by_readme,
@@ -172,7 +173,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Gemini, Project, ModelServer]) -> None:
     gemini, project, server = setup
     gemini.run(DECISION)
-    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90)
+    await_retained(project, "Postgres 16")
     server.clear()
     gemini.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if "Postgres 16" in json.dumps(function_responses(r))]
@@ -197,7 +198,7 @@ def test_the_installed_slash_command_switches_that_session_to_read_only(
 
     other = gemini.run("Public plan: document the billing service")  # a new session: normal mode
     assert other["session_id"] != sid
-    assert wait_until(lambda: count(project, "document the billing") == 1 and drained(project), 90)
+    await_retained(project, "document the billing")
 
 
 def test_a_hanging_memory_server_never_stops_gemini(setup: tuple[Gemini, Project, ModelServer]) -> None:

@@ -86,7 +86,7 @@ def test_queue_report_when_empty_and_bad_arguments(kit: Kit) -> None:
         "in_flight": 0,
     }
     u = host.command("/hindsight:flush now")
-    assert (u.level, u.text) == ("warning", "usage: /hindsight:flush")
+    assert (u.level, u.text) == ("warning", "usage: /hindsight:flush [--due]")
 
 
 def test_dead_letters_are_reported_requeued_and_flushed(kit: Kit) -> None:
@@ -127,6 +127,24 @@ def test_dead_letters_are_reported_requeued_and_flushed(kit: Kit) -> None:
     assert f.level == "info" and f.data is not None and f.data["sent"] == 1
     assert kit.texts(kit.project_bank) == [content]
     assert host.command("/hindsight:queue").level == "info"
+
+
+def test_flush_due_leaves_a_job_in_backoff_that_plain_flush_sends(kit: Kit) -> None:
+    """``--due`` is the delivery worker's flush: backoff is kept; the person's flush forces."""
+    content = "A retry that waits its turn about the billing service."
+    host, failing = outage(kit)
+    with failing:
+        host.call_tool("hindsight_retain", {"items": [{"content": content}], "async": False})
+    (job,) = kit.jobs()
+    assert job["attempts"] == 1 and job["next_attempt_at"]  # failed once: in backoff now
+    recover(kit)
+    host = kit.host()
+    due = host.command("/hindsight:flush --due")
+    assert due.data is not None and due.data["sent"] == 0 and due.data["waiting"] == 1
+    assert kit.jobs()[0]["attempts"] == 1 and kit.texts(kit.project_bank) == []
+    forced = host.command("/hindsight:flush")
+    assert forced.level == "info" and forced.data is not None and forced.data["sent"] == 1
+    assert kit.texts(kit.project_bank) == [content] and kit.jobs() == []
 
 
 def test_malformed_lines_are_flagged_then_quarantined_by_flush(kit: Kit) -> None:

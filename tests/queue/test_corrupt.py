@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BackendError
 from hindsight_hooks.queue import QueueError, RetainQueue
+from hindsight_hooks.queue.claims import claimant
 from hindsight_hooks.queue.jobs import dumps_line, loads_line
 
 from .conftest import T0, FakeBackend, FakeClock, job, make_cfg, read_lines
@@ -265,7 +266,8 @@ def test_full_disk_during_a_flush_loses_nothing(make_queue: Any, qpath: Path, ph
     # Three banks, so that in the commit case every job is attempted and grows by its error.
     acked = [q.enqueue(job(f"bank-{i}", str(i))).job_id for i in range(3)]
     size = qpath.stat().st_size
-    claimed_size = size + 3 * 90  # the claim adds claimed_at + claim_token (~85 bytes) per job
+    # the claim adds claimed_at + claim_token (~85 bytes) and claimed_by (its key and this process) per job
+    claimed_size = size + 3 * (90 + len(',"claimed_by":""') + len(claimant()))
     limit = size + 10 if phase == "claim" else claimed_size + 40
     out: Any = FORK.Queue()
     child = FORK.Process(target=_flush_with_capped_file_size, args=(str(qpath), limit, phase == "commit", out))

@@ -128,9 +128,10 @@ class SessionHosts:
             entry.lock.release()
 
     def deliver_once(self, hook: HookEvent) -> list[str]:
-        """``start()`` + ``shutdown()`` on the session's own delivery Host (reused, so the plugin
-        keeps one runtime per session however often it delivers)."""
+        """``start()``, the worker's due flush and ``shutdown()`` on the session's own delivery Host
+        (reused, so the plugin keeps one runtime per session however often it delivers)."""
         from ..hooks import Host, RecordingUI
+        from .worker import deliver_due
 
         entry = self._session(hook.host, hook.cwd, hook.session_file, self._key(hook))
         with entry.delivery_lock:
@@ -139,6 +140,7 @@ class SessionHosts:
                 entry.delivery_host = Host(hook.cwd, session_file=hook.session_file, host_name=hook.host, ui=ui)
             entry.delivery_host.ctx.ui = ui
             entry.delivery_host.start()
+            deliver_due(entry.delivery_host)
             entry.delivery_host.shutdown()
             return [text for level, text in ui.notices if level in ("warning", "error")]
 

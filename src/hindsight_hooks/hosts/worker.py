@@ -5,8 +5,9 @@ the memory store happens here, in a child the hook starts and never waits for. T
 detached (its own session, every standard stream on ``/dev/null``): the agent does not wait for
 it, and it survives the hook and even the agent's exit. It runs the public ``Host`` the way a
 long-lived host would for a whole session: ``start()`` (connect, ensure the banks, deliver due
-leftovers) and ``shutdown()`` (the plugin's bounded flush, then close). Everything it cannot send
-stays queued on disk for the next worker.
+leftovers), ``/hindsight:flush --due`` (what is due, after waiting for a flush another process is
+running: :func:`deliver_due`) and ``shutdown()`` (the plugin's bounded flush, then close).
+Everything it cannot send stays queued on disk for the next worker.
 
 One worker per project at a time: a second one that finds the lock taken leaves an ``again``
 mark and exits, and the running worker goes round once more for it, so a burst of hook events
@@ -31,6 +32,10 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..hooks import Host
 
 LIMIT_S = 120.0
 ROUNDS = 3
@@ -75,8 +80,23 @@ def deliver(cwd: Path, host: str, session_file: Path | None) -> list[str]:
     # model and vectors for a first turn that never comes (ADR 175).
     host_obj = Host(cwd, session_file=session_file, host_name=host, ui=ui, short_lived=True)
     host_obj.start()
+    deliver_due(host_obj)
     host_obj.shutdown()
     return [text for level, text in ui.notices if level in ("warning", "error")]
+
+
+def deliver_due(host: Host) -> None:
+    """Deliver what is due, waiting (bounded) for a flush another process is running.
+
+    Why wait: that flush may be cut off. An agent stops its MCP server with SIGTERM and kills it
+    a moment later, and the server's bounded flush is then killed holding its claim. The claim
+    names its process, so once that process is gone the jobs are free, and this flush, still
+    waiting, sends them (ADR 178). ``start()`` alone would see them claimed and leave them until
+    the next session. The command's result is not a problem to report: what it could not
+    deliver, the shutdown flush reports.
+    """
+    with contextlib.suppress(Exception):
+        host.command("/hindsight:flush --due")
 
 
 def run(

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..queue import RetainQueue
+from ..queue.claims import live_claim
 from ..queue.store import read_tolerant, rewrite
-from ..timefmt import parse_iso
 
 
 @dataclass
@@ -38,8 +38,7 @@ def _items_for(job: dict[str, Any], document_id: str) -> list[dict[str, Any]]:
 
 
 def _claimed(job: dict[str, Any], now: float, claim_ttl_ms: int) -> bool:
-    claimed_at = parse_iso(job.get("claimed_at"))
-    return bool(job.get("claim_token")) and claimed_at is not None and (now - claimed_at) * 1000.0 < claim_ttl_ms
+    return bool(job.get("claim_token")) and live_claim(job, now, claim_ttl_ms / 1000.0)
 
 
 def find_queued(queue: RetainQueue, bank_id: str, document_id: str, content: str) -> QueueMatch:

@@ -6,8 +6,9 @@ every other process's enqueue), yet two flushers must never send the same job at
 the commit re-reads the file (enqueues may have landed meanwhile) and applies only what this
 flush knows, identified by its token.
 
-Crash anywhere: every job is still in the active file. An orphaned claim blocks its bank for
-``claim_ttl_ms`` and is then abandoned; the job is resent with the same ``operation_id``.
+Crash anywhere: every job is still in the active file. An orphaned claim is abandoned as soon as
+its claimant process is known to be gone (``claims``, ADR 178), else after ``claim_ttl_ms``; the
+job is resent with the same ``operation_id``.
 Dead letters are appended (deduplicated by id) *before* the active file is rewritten without
 them, so a crash in between leaves a job in both files, never in neither.
 """
@@ -22,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..backends.base import MemoryBackend, RetainOutcome
 from ..governance.redact import redact_error, redact_value
-from ..timefmt import iso_ms, parse_iso
+from ..timefmt import iso_ms
 from ..timing import Deadline
+from .claims import CLAIMANT_FIELD, claimant, is_claimed, live_claim, release
 from .errors import QueueError
 from .jobs import document_ids, dumps_line
 from .outcome import as_retain_outcome, sum_outcomes
@@ -163,11 +165,6 @@ def run_flush(
 # -- A. claim -------------------------------------------------------------------------------
 
 
-def _fresh_claim(job: dict[str, Any], now: float, ttl_s: float) -> bool:
-    claimed_at = parse_iso(job.get("claimed_at"))
-    return claimed_at is not None and now - claimed_at < ttl_s
-
-
 def _quarantine_snapshot(ctx: FlushContext, snap: Snapshot, now: float) -> tuple[int, str | None]:
     """Copy malformed lines to the quarantine file; (count moved, error if it failed)."""
     bad = snap.malformed_lines
@@ -183,6 +180,7 @@ def _quarantine_snapshot(ctx: FlushContext, snap: Snapshot, now: float) -> tuple
 def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str] | None, skip: set[str]) -> _Claim:
     now = ctx.clock()
     token = uuid.uuid4().hex
+    me = claimant()
     ttl_s = ctx.cfg.claim_ttl_ms / 1000.0
     with ctx.lock.hold():
         if ctx.on_claim_lock is not None:
@@ -197,17 +195,15 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
             bank = job["bank_id"]
             if bank in blocked or bank in skip or (banks is not None and bank not in banks):
                 continue
-            if job.get("claim_token") or job.get("claimed_at"):
-                claimed_at = parse_iso(job.get("claimed_at"))
-                if claimed_at is not None and now - claimed_at < ttl_s:
-                    blocked.add(bank)  # another flush is delivering this bank right now
-                    continue
+            if is_claimed(job) and live_claim(job, now, ttl_s):
+                blocked.add(bank)  # another flush is delivering this bank right now
+                continue
             if not force and not is_due(job, now):
                 blocked.add(bank)
                 continue
             if limit is not None and len(claimed) >= limit:
                 break
-            stamped = {**job, "claimed_at": iso_ms(now), "claim_token": token}
+            stamped = {**job, "claimed_at": iso_ms(now), "claim_token": token, CLAIMANT_FIELD: me}
             entry.job = stamped
             entry.raw = dumps_line(stamped)
             claimed.append(stamped)
@@ -218,7 +214,7 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
             ctx.on_rewrite(ident, kept)
     jobs_left = [e.job for e in kept if e.job is not None]
     waiting = sum(1 for j in jobs_left if not is_due(j, now))
-    in_flight = sum(1 for j in jobs_left if j.get("claim_token") not in (None, token) and _fresh_claim(j, now, ttl_s))
+    in_flight = sum(1 for j in jobs_left if j.get("claim_token") not in (None, token) and live_claim(j, now, ttl_s))
     return _Claim(token, claimed, len(jobs_left), waiting, moved, q_error, in_flight)
 
 
@@ -362,8 +358,7 @@ def _commit(
                     dead.append(updated)
                     continue
             else:
-                updated.pop("claimed_at", None)
-                updated.pop("claim_token", None)
+                release(updated)
             kept.append(Entry(dumps_line(updated), updated))
         if dead:
             known = _dead_ids(ctx)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..timefmt import iso_ms, parse_iso
+from ..timefmt import iso_ms
+from .claims import live_claim
 from .jobs import dumps_line
 from .store import read_tolerant, rewrite
 from .tombstones import Tombstone, add_tombstones, matcher_for, tombstone_path
@@ -76,8 +77,7 @@ def _clean(path: Path, stones: list[Tombstone], now: float, ttl_s: float, out: Q
         if len(keep) == len(items):
             raws.append(entry.raw)
             continue
-        claimed = parse_iso(job.get("claimed_at"))
-        if claimed is not None and now - claimed < ttl_s:
+        if live_claim(job, now, ttl_s):
             out.in_flight += 1
         out.items += len(items) - len(keep)
         changed = True

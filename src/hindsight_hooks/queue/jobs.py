@@ -37,6 +37,7 @@ STATE_FIELDS: tuple[str, ...] = (
     "last_error_kind",
     "claimed_at",
     "claim_token",
+    "claimed_by",
     "dead_lettered_at",
 )
 _JOB_ORDER: tuple[str, ...] = ("id", "bank_id", "created_at", "source", "async", "items", "attempts", *STATE_FIELDS)

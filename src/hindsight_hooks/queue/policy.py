@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..backends.base import BackendError, server_unreachable
 from ..governance.redact import redact_error
 from ..timefmt import iso_ms, parse_iso
+from .claims import release
 
 if TYPE_CHECKING:
     from ..config_model import QueueConfig
@@ -111,8 +112,7 @@ def apply_failure(
     job["last_error_kind"] = failure.kind
     delay_ms = backoff_ms(attempts, cfg, (rng or _RNG).random() * 0.25)
     job["next_attempt_at"] = iso_ms(now + delay_ms / 1000.0)
-    job.pop("claimed_at", None)
-    job.pop("claim_token", None)
+    release(job)
     dead = attempts >= cfg.max_attempts and (
         failure.kind == "permanent" or (now - first_failed) * 1000.0 >= cfg.dead_letter_after_ms
     )

@@ -162,8 +162,14 @@ FLUSH_NOW_WAIT_S = 30.0
 _IN_FLIGHT_POLL_S = 0.1
 
 
-def flush_now(rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S) -> FlushNow:
+def flush_now(
+    rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S, due_only: bool = False
+) -> FlushNow:
     """An explicit flush of everything (force), that waits — bounded — for a running one.
+
+    ``due_only``: the delivery worker's flush (``/hindsight:flush --due``): jobs in backoff and
+    banks in their failure cooldown are left alone, as every automatic delivery does; only the
+    wait for a running flush is kept (ADR 178).
 
     A flush already delivering (this session's startup or periodic flush, or another process's)
     has claimed the head jobs of its banks, and a second flush must not touch those banks until
@@ -185,7 +191,7 @@ def flush_now(rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_
         total = DeliveryReport()
         while True:
             left_ms = max(0, int((end - time.monotonic()) * 1000))
-            rep = deliver(rt, banks=None, budget_ms=left_ms, force=True, warn=False)
+            rep = deliver(rt, banks=None, budget_ms=left_ms, force=not due_only, warn=False, skip_offline=due_only)
             _add(total, rep)
             if rep.error or rep.errors or rep.dead_lettered or rep.in_flight == 0:
                 break

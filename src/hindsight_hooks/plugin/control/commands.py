@@ -143,7 +143,7 @@ def build_commands(runtime_for: RuntimeFor) -> list[Command]:
             "/hindsight:queue [--jobs] [--json] [--requeue-dead]",
             _opts(["--jobs", "--json", "--requeue-dead"]),
         ),
-        ("hindsight:flush", "Deliver queued memory now", cmd_flush, "/hindsight:flush", None),
+        ("hindsight:flush", "Deliver queued memory now", cmd_flush, "/hindsight:flush [--due]", _opts(["--due"])),
         (
             "hindsight:doctor",
             "Check config, state, server, queue and store",
@@ -572,15 +572,22 @@ def _malformed_line(rep: dict[str, Any]) -> str:
     return line
 
 
+FLUSH_BUDGET_MS = 120_000
+DUE_FLUSH_BUDGET_MS = 60_000
+"""``--due`` is the delivery worker's flush: it must end well inside the worker's own limit."""
+
+
 def cmd_flush(rt: SessionRuntime, argv: list[str]) -> CommandResult:
-    if argv:
-        return _usage("/hindsight:flush")
+    if argv not in ([], ["--due"]):
+        return _usage("/hindsight:flush [--due]")
     blocked = _need_enabled(rt)
     if blocked:
         return blocked
     from ...retain.delivery import flush_now
 
-    done = flush_now(rt, budget_ms=120_000)  # waits (bounded) for a flush already running
+    due_only = argv == ["--due"]
+    # waits (bounded) for a flush already running
+    done = flush_now(rt, budget_ms=DUE_FLUSH_BUDGET_MS if due_only else FLUSH_BUDGET_MS, due_only=due_only)
     report = done.report
     if report.error:
         return CommandResult(f"flush failed: {report.error}", "error", {"error": report.error})
