@@ -62,9 +62,9 @@ def _claimed_by_a_child(project: Project) -> Any:
 
 def _start_worker(how: str, project: Project, session: Path) -> Any:
     if how == "process":
+        argv = ["-m", "hindsight_hooks.hosts.worker", "--cwd", str(project.root), "--host-name", "codex"]
         return subprocess.Popen(
-            [sys.executable, "-m", "hindsight_hooks.hosts.worker", "--cwd", str(project.root), "--host-name", "codex"]
-            + ["--session-file", str(session)],
+            [sys.executable, *argv, "--session-file", str(session)],
             cwd=project.root,
             stdin=subprocess.DEVNULL,
         )
@@ -122,4 +122,3 @@ def test_the_worker_leaves_a_job_in_backoff_to_its_time(tmp_path: Path) -> None:
     assert project.unit_count("document the billing") == 0
     assert [j["id"] for j in project.queue_jobs()] == [job["id"]]
     assert project.queue_jobs()[0]["attempts"] == 1  # not tried again before its time
-

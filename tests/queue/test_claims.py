@@ -94,8 +94,10 @@ def _claimed(by: object, at: float) -> dict[str, Any]:
     return out
 
 
-def _boot() -> str:
-    return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+def _here() -> str:
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    namespace = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+    return f"{boot}/{namespace[5:-1]}"
 
 
 @pytest.mark.parametrize(
@@ -120,10 +122,14 @@ def test_claims_whose_claimant_cannot_be_judged_keep_the_time_limit(by: object) 
 def test_this_process_is_not_gone_and_a_reused_pid_is_not_the_claimant() -> None:
     me = claimant()
     assert not claimant_gone(me)
-    boot, pid, started = me.split(":")
-    assert boot == _boot() and pid == str(os.getpid()) and started.isdigit()
+    here, pid, started = me.split(":")
+    assert here == _here() and pid == str(os.getpid()) and started.isdigit()
     # the same pid started at another moment: a different process took the number
-    assert claimant_gone(f"{boot}:{pid}:{int(started) + 1}")
+    assert claimant_gone(f"{here}:{pid}:{int(started) + 1}")
+    # the same pid and start in another pid namespace (a container sharing the folder): not judged
+    boot, _, namespace = here.partition("/")
+    assert not claimant_gone(f"{boot}/{int(namespace) + 1}:{pid}:{int(started) + 1}")
+    assert not claimant_gone(f"{boot}:{pid}:{int(started) + 1}")  # no namespace: not judged
 
 
 def test_a_forked_child_names_itself() -> None:

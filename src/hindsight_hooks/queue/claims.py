@@ -7,12 +7,14 @@ later job of its bank, away from every other flush for that long: the turn the u
 not in memory for the next prompt. So each claim also names its claimant process, and a claim
 whose claimant is known to be gone is abandoned at once.
 
-"Known to be gone" is decided only for a process of this machine, since this boot: on Linux
-the claimant is ``boot id:pid:start time`` (``/proc``), so a pid reused by a newer process is
-not mistaken for the claimant; elsewhere ``host name:pid:`` with a signal-0 probe. A zombie
-(killed, not yet reaped) is gone. Anything that cannot be decided (another machine sharing
-the folder, a claim from an older version with no claimant, ``/proc`` unreadable) keeps the time
-limit: a claim is never taken from a flush that may still be running.
+"Known to be gone" is decided only for a process that this one can see by its pid: on Linux
+the claimant is ``boot id/pid namespace:pid:start time`` (``/proc``), so a pid reused by a newer
+process is not mistaken for the claimant, and a container that shares the project folder (same
+kernel, other pids) judges none of the host's claims; elsewhere ``host name:pid:`` with a
+signal-0 probe. A zombie (killed, not yet reaped) is gone. Anything that cannot be decided
+(another machine or container sharing the folder, a claim from an older version with no
+claimant, ``/proc`` unreadable) keeps the time limit: a claim is never taken from a flush that
+may still be running.
 """
 
 from __future__ import annotations
@@ -30,12 +32,17 @@ _PROC = "/proc"
 
 
 @functools.lru_cache(maxsize=1)
-def _boot_id() -> str | None:
+def _linux_here() -> str | None:
+    """``boot id/pid namespace`` of this process (its pids mean the same processes), or None
+    when ``/proc`` does not say."""
     try:
         with open(f"{_PROC}/sys/kernel/random/boot_id", encoding="ascii") as fh:
-            return fh.read().strip() or None
+            boot = fh.read().strip()
+        namespace = os.readlink(f"{_PROC}/self/ns/pid")
     except OSError:
         return None
+    digits = "".join(ch for ch in namespace if ch.isdigit())
+    return f"{boot}/{digits}" if boot and digits and ":" not in boot else None
 
 
 def _stat(pid: int) -> tuple[str, str] | None:
@@ -52,10 +59,10 @@ def _stat(pid: int) -> tuple[str, str] | None:
 
 def _this_process() -> str:
     pid = os.getpid()
-    boot = _boot_id()
-    stat = _stat(pid) if boot is not None else None
-    if boot is not None and stat is not None:
-        return f"{boot}:{pid}:{stat[1]}"
+    here = _linux_here()
+    stat = _stat(pid) if here is not None else None
+    if here is not None and stat is not None:
+        return f"{here}:{pid}:{stat[1]}"
     return f"{socket.gethostname()}:{pid}:"
 
 
@@ -80,11 +87,11 @@ def claimant_gone(name: object) -> bool:
     if not pid_text.isdigit() or int(pid_text) <= 0:
         return False
     pid = int(pid_text)
-    boot = _boot_id()
-    if boot is not None and where == boot:
+    here = _linux_here()
+    if here is not None and started and where == here:
         stat = _stat(pid)
-        return stat is None or stat[0] in ("Z", "X") or (bool(started) and stat[1] != started)
-    if boot is None and not started and where == socket.gethostname():
+        return stat is None or stat[0] in ("Z", "X") or stat[1] != started
+    if here is None and not started and where == socket.gethostname():
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
