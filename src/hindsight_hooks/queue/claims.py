@@ -23,6 +23,7 @@ import contextlib
 import functools
 import os
 import socket
+import time
 from typing import Any
 
 from ..timefmt import parse_iso
@@ -78,10 +79,30 @@ def claimant() -> str:
     return _claimant[1]
 
 
+ALIVE_FOR_S = 0.05
+"""How long a claimant found running is taken to be running without asking ``/proc`` again: a
+flush goes through every claimed job (thousands during an import), and they share a claimant."""
+_judged: dict[str, tuple[bool, float]] = {}
+
+
 def claimant_gone(name: object) -> bool:
-    """True only when ``name`` is a process of this machine (this boot) that no longer runs."""
+    """True only when ``name`` is a process this one can see by its pid that no longer runs.
+    A claimant named with its start time, once gone, is gone for good, so that answer is kept;
+    one named by its pid alone may be a new process next time."""
     if not isinstance(name, str):
         return False
+    seen = _judged.get(name)
+    now = time.monotonic()
+    if seen is not None and ((seen[0] and not name.endswith(":")) or now - seen[1] < ALIVE_FOR_S):
+        return seen[0]
+    gone = _judge(name)
+    if len(_judged) >= 1024:
+        _judged.clear()
+    _judged[name] = (gone, now)
+    return gone
+
+
+def _judge(name: str) -> bool:
     where, _, rest = name.partition(":")
     pid_text, _, started = rest.partition(":")
     if not pid_text.isdigit() or int(pid_text) <= 0:
