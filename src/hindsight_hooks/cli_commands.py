@@ -76,6 +76,7 @@ _COMMON_FLAGS = frozenset({"--json", "--cwd", "--session-file", "--host-name", "
 FLAG_HELP = {
     "--jobs": "also list every queued job (id, bank, source, attempts, next attempt)",
     "--requeue-dead": "move the dead-letter jobs back into the queue for another try",
+    "--due": "send only what is due (jobs in backoff wait their turn); still waits for a running flush",
     "--fix": "repair what is safe to repair (damaged files are moved aside, never deleted)",
     "--force": "replace an existing config; the old file is kept as a backup",
     "--prune": "remove the blocks found (never from the active session file; a backup is kept)",
