@@ -26,6 +26,7 @@ from hindsight_hooks.hooks import Host, RecordingUI
 from hindsight_hooks.hosts.helper import Helper
 from hindsight_hooks.hosts.hookcmd import HookEvent
 from hindsight_hooks.queue import RetainQueue
+from hindsight_hooks.retain.delivery import DUE_WAIT_S
 from hindsight_hooks.timefmt import iso_ms
 
 from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
@@ -122,3 +123,22 @@ def test_the_worker_leaves_a_job_in_backoff_to_its_time(tmp_path: Path) -> None:
     assert project.unit_count("document the billing") == 0
     assert [j["id"] for j in project.queue_jobs()] == [job["id"]]
     assert project.queue_jobs()[0]["attempts"] == 1  # not tried again before its time
+
+
+def test_the_worker_stops_waiting_for_a_flush_that_goes_on_and_sends_nothing_twice(tmp_path: Path) -> None:
+    """A running flush (a long import, a slow server) is not sat out: the wait is bounded
+    (``DUE_WAIT_S``), and the job stays with the flush that holds it."""
+    project = Project(tmp_path / "repo", LOCAL_CONFIG)
+    session = _queued(project)
+    child = _claimed_by_a_child(project)
+    try:
+        (claimed,) = project.queue_jobs()
+        worker = _start_worker("process", project, session)
+        assert worker.wait(DUE_WAIT_S + 30) == 0  # left on its own, well before its 120 s limit
+        assert child.is_alive()
+        assert project.unit_count("document the billing") == 0
+        assert project.queue_jobs() == [claimed]  # still the child's claim, untouched
+    finally:
+        assert child.pid is not None
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(10)

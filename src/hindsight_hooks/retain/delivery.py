@@ -160,16 +160,21 @@ class FlushNow:
 FLUSH_NOW_WAIT_S = 30.0
 """How long ``/hindsight:flush`` waits for a flush that is already running (issue 9 item 14)."""
 _IN_FLIGHT_POLL_S = 0.1
+DUE_WAIT_S = 10.0
+"""How long the delivery worker's flush (``due_only``) waits for another: it runs after every
+hook, so it must not sit out a long import's flush; an agent that stops its MCP server kills
+it within a few seconds (Codex: ~0.2 s), and then its claim is free (ADR 178)."""
+_DUE_POLL_S = 0.25
+"""Each look reads the whole queue file under its lock: fewer of them while another flush runs."""
 
 
-def flush_now(
-    rt: DeliverySession, *, budget_ms: int, wait_s: float = FLUSH_NOW_WAIT_S, due_only: bool = False
-) -> FlushNow:
+def flush_now(rt: DeliverySession, *, budget_ms: int, wait_s: float | None = None, due_only: bool = False) -> FlushNow:
     """An explicit flush of everything (force), that waits — bounded — for a running one.
 
     ``due_only``: the delivery worker's flush (``/hindsight:flush --due``): jobs in backoff and
-    banks in their failure cooldown are left alone, as every automatic delivery does; only the
-    wait for a running flush is kept (ADR 178).
+    banks in their failure cooldown are left alone, as every automatic delivery does; the wait
+    for a running flush is kept, shorter (:data:`DUE_WAIT_S`) and with fewer looks (ADR 178).
+    ``wait_s`` defaults to :data:`FLUSH_NOW_WAIT_S`, or :data:`DUE_WAIT_S` with ``due_only``.
 
     A flush already delivering (this session's startup or periodic flush, or another process's)
     has claimed the head jobs of its banks, and a second flush must not touch those banks until
@@ -180,6 +185,9 @@ def flush_now(
     sent. A round in which a delivery failed ends the loop: force must not hammer a failing bank.
     """
     started = time.monotonic()
+    if wait_s is None:
+        wait_s = DUE_WAIT_S if due_only else FLUSH_NOW_WAIT_S
+    poll_s = _DUE_POLL_S if due_only else _IN_FLIGHT_POLL_S
     wait_until = started + max(0.0, wait_s)
     end = started + max(0, budget_ms) / 1000.0
     flusher = rt.flusher
@@ -195,10 +203,10 @@ def flush_now(
             _add(total, rep)
             if rep.error or rep.errors or rep.dead_lettered or rep.in_flight == 0:
                 break
-            if time.monotonic() + _IN_FLIGHT_POLL_S >= min(wait_until, end):
+            if time.monotonic() + poll_s >= min(wait_until, end):
                 break
             waited_for = waited_for or "another session or process"
-            time.sleep(_IN_FLIGHT_POLL_S)
+            time.sleep(poll_s)
     waited = time.monotonic() - started if waited_for is not None else 0.0
     return FlushNow(total, waited_for, waited, total.in_flight)
 
