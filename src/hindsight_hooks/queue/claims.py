@@ -19,10 +19,8 @@ may still be running.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import socket
 import time
 from typing import Any
 
@@ -64,7 +62,7 @@ def _this_process() -> str:
     stat = _stat(pid) if here is not None else None
     if here is not None and stat is not None:
         return f"{here}:{pid}:{stat[1]}"
-    return f"{socket.gethostname()}:{pid}:"
+    return f"{os.uname().nodename}:{pid}:"
 
 
 _claimant: tuple[int, str] | None = None
@@ -112,7 +110,7 @@ def _judge(name: str) -> bool:
     if here is not None and started and where == here:
         stat = _stat(pid)
         return stat is None or stat[0] in ("Z", "X") or stat[1] != started
-    if here is None and not started and where == socket.gethostname():
+    if here is None and not started and where == os.uname().nodename:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -120,11 +118,6 @@ def _judge(name: str) -> bool:
         except OSError:  # EPERM: it runs, as another user
             return False
     return False
-
-
-def is_claimed(job: dict[str, Any]) -> bool:
-    """The job carries a claim (fresh or not)."""
-    return bool(job.get("claim_token") or job.get("claimed_at"))
 
 
 def live_claim(job: dict[str, Any], now: float, ttl_s: float) -> bool:
@@ -139,5 +132,4 @@ def live_claim(job: dict[str, Any], now: float, ttl_s: float) -> bool:
 def release(job: dict[str, Any]) -> None:
     """Remove the claim fields from ``job`` (in place)."""
     for key in ("claimed_at", "claim_token", CLAIMANT_FIELD):
-        with contextlib.suppress(KeyError):
-            del job[key]
+        job.pop(key, None)

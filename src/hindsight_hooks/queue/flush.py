@@ -25,7 +25,7 @@ from ..backends.base import MemoryBackend, RetainOutcome
 from ..governance.redact import redact_error, redact_value
 from ..timefmt import iso_ms
 from ..timing import Deadline
-from .claims import CLAIMANT_FIELD, claimant, is_claimed, live_claim, release
+from .claims import CLAIMANT_FIELD, claimant, live_claim, release
 from .errors import QueueError
 from .jobs import document_ids, dumps_line
 from .outcome import as_retain_outcome, sum_outcomes
@@ -195,7 +195,7 @@ def _claim(ctx: FlushContext, *, limit: int | None, force: bool, banks: set[str]
             bank = job["bank_id"]
             if bank in blocked or bank in skip or (banks is not None and bank not in banks):
                 continue
-            if is_claimed(job) and live_claim(job, now, ttl_s):
+            if live_claim(job, now, ttl_s):
                 blocked.add(bank)  # another flush is delivering this bank right now
                 continue
             if not force and not is_due(job, now):
