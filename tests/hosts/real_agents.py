@@ -114,10 +114,11 @@ def memory_report(project: Project, text: str) -> str:
     )
 
 
-def await_retained(project: Project, text: str, times: int = 1, timeout_s: float = 90) -> None:
-    """Wait until ``text`` is in ``times`` units and the queue is drained; on failure say what was found."""
-    assert wait_until(lambda: count(project, text) == times and drained(project), timeout_s), memory_report(
-        project, text
+def await_retained(project: Project, text: str, what: str = "not retained", timeout_s: float = 90) -> None:
+    """Wait until ``text`` is in one unit and the queue is drained; on failure say ``what`` and
+    what was found."""
+    assert wait_until(lambda: count(project, text) == 1 and drained(project), timeout_s), (
+        f"{what}: {memory_report(project, text)}"
     )
 
 
@@ -142,9 +143,7 @@ def assert_only_the_turn_was_retained(project: Project, block: str, markers: tup
     """After a session whose prompt was :data:`QUESTION` and whose request carried ``block``: the
     prompt is retained once, no unit holds any of ``markers`` (our tags as the agent saw them) or a
     line of the block, and the recalled decision is not retained again."""
-    assert wait_until(lambda: count(project, QUESTION) == 1 and drained(project), 90), (
-        "session 2's prompt was not retained"
-    )
+    await_retained(project, QUESTION, "session 2's prompt was not retained")
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
     assert drained(project)
     units = [content for _, content in project.units()]

@@ -109,9 +109,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     claude, project, server = setup
 
     one = claude.run(DECISION)
-    assert wait_until(lambda: project.unit_count("Postgres 16") == 1 and drained(project), 90), (
-        "session 1's decision was not retained"
-    )
+    await_retained(project, "Postgres 16", "session 1's decision was not retained")
     assert all(block_in(r) == "" for r in _model_turns(server))  # nothing to recall yet
 
     server.clear()
@@ -127,9 +125,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     transcript = claude.transcript(two["session_id"]).read_text(encoding="utf-8")
     assert "<hindsight-memory>" in transcript  # Claude Code's own record of what we injected
 
-    assert wait_until(lambda: project.unit_count(QUESTION) == 1 and drained(project), 90), (
-        "session 2's prompt was not retained"
-    )
+    await_retained(project, QUESTION, "session 2's prompt was not retained")
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
     assert drained(project)
     units = [content for _, content in project.units()]
@@ -165,9 +161,9 @@ def test_session_two_finds_session_ones_fact_by_meaning_on_its_first_prompt(
 def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Project, ModelServer]) -> None:
     claude, project, _server = setup
     first = claude.run("Remember: the deploy window is Tuesday 14:00")
-    assert wait_until(lambda: project.unit_count("deploy window") == 1 and drained(project), 90)
+    await_retained(project, "deploy window")
     again = claude.run("Also: freeze the main branch on Fridays", "--resume", first["session_id"])
-    assert wait_until(lambda: project.unit_count("freeze the main branch") == 1 and drained(project), 90)
+    await_retained(project, "freeze the main branch")
     time.sleep(1.0)
     assert drained(project)
     assert project.unit_count("deploy window") == 1

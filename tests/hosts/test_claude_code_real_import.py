@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
+from ..plugin.hostkit import LOCAL_CONFIG, Project
 from .model_server import ModelServer
 from .readme_lines import install_line
-from .real_agents import SCRIPT, drained, runtime
+from .real_agents import SCRIPT, await_retained, runtime
 from .test_claude_code_real import Claude
 
 __all__ = ["runtime"]  # fixture
@@ -73,7 +73,7 @@ def test_a_session_from_before_the_install_is_imported_and_its_resume_retains_on
 
     _install(claude)
     claude.run("Also: the cache TTL is 30 minutes", "--resume", first["session_id"])
-    assert wait_until(lambda: project.unit_count("TTL is 30") == 1 and drained(project), 90)
+    await_retained(project, "TTL is 30")
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
     assert project.unit_count("Postgres 16") == 1  # the imported turn was not retained again
     assert len(project.units()) == 4
@@ -87,7 +87,7 @@ def test_a_session_the_hooks_retained_is_not_imported_again(bare: tuple[Claude, 
     claude, project = bare
     _install(claude)
     claude.run("Remember: the deploy window is Tuesday 14:00")
-    assert wait_until(lambda: project.unit_count("deploy window") == 1 and drained(project), 90)
+    await_retained(project, "deploy window")
     time.sleep(1.0)
     before = sorted(content for _, content in project.units())
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, wait_until
+from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project
 from .conftest import host_binary
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_openai import RESPONSES_ROUTE, OpenAIResponses, function_outputs, input_texts
@@ -36,8 +36,6 @@ from .real_agents import (
     assert_only_the_turn_was_retained,
     await_retained,
     block_in,
-    count,
-    drained,
     install_by_readme,
     runtime,
 )
@@ -158,9 +156,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 ) -> None:
     codex, project, server = setup
     one = codex.run(DECISION)
-    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90), (
-        "session 1's decision was not retained"
-    )
+    await_retained(project, "Postgres 16", "session 1's decision was not retained")
     assert all(block_in(r) == "" for r in _turns(server))  # nothing to recall yet
 
     server.clear()

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from ..plugin.hostkit import LOCAL_CONFIG, Project, wait_until
+from ..plugin.hostkit import LOCAL_CONFIG, Project
 from .conftest import host_binary
 from .model_server import ModelServer
 from .model_server_openai import OpenAIResponses
 from .readme_lines import install_line
-from .real_agents import SCRIPT, drained, runtime
+from .real_agents import SCRIPT, await_retained, runtime
 
 __all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 180
@@ -119,7 +119,7 @@ def test_a_codex_session_from_before_the_install_is_imported_and_its_resume_reta
     install = codex.hindsight(["bash", "-c", install_line("Codex CLI")])  # the README's line, exactly
     assert install.returncode == 0, install.stdout + install.stderr
     assert codex.run("Also: the cache TTL is 30 minutes", resume=session) == session
-    assert wait_until(lambda: project.unit_count("TTL is 30") == 1 and drained(project), 90)
+    await_retained(project, "TTL is 30")
     time.sleep(1.0)  # a late worker would still be delivering now; then nothing may have changed
     assert project.unit_count("Postgres 16") == 1  # the imported turn was not retained again
     assert len(project.units()) == 4

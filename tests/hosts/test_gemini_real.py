@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project, wait_until
+from ..plugin.hostkit import LOCAL_CONFIG, HangingServer, Project
 from .conftest import host_binary
 from .model_server import ModelServer, RecordedRequest, Reply
 from .model_server_gemini import GeminiAPI, content_text, contents, function_responses, is_turn
@@ -35,8 +35,6 @@ from .real_agents import (
     QUESTION,
     assert_only_the_turn_was_retained,
     await_retained,
-    count,
-    drained,
     install_by_readme,
     runtime,
     session_report,
@@ -150,9 +148,7 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 ) -> None:
     gemini, project, server = setup
     one = gemini.run(DECISION)
-    assert wait_until(lambda: count(project, "Postgres 16") == 1 and drained(project), 90), (
-        "session 1's decision was not retained"
-    )
+    await_retained(project, "Postgres 16", "session 1's decision was not retained")
     assert all(_block_in(r) == "" for r in _turns(server))  # nothing to recall yet
 
     server.clear()
