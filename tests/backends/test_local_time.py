@@ -11,6 +11,7 @@ import pytest
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.browse import MemoryFilter
 from hindsight_hooks.backends.local_browse import LocalBrowser
+from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 from hindsight_hooks.backends.local_time import asks_for_recent, date_numbers, left_behind, newer_first, time_window
 from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from tests.backends.test_local_support import item, make, raw
@@ -261,7 +262,7 @@ def test_a_version_4_store_is_dated_by_when_its_units_were_said(tmp_path: Path) 
     conn.close()
     make(tmp_path).close()
     conn = raw(tmp_path / "memory.db")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     rows = dict(conn.execute("SELECT content, created_at FROM units").fetchall())
     assert rows["user: the kestrel nests moved"] == "2025-03-01T08:00:00.000Z"
     assert rows["no time of its own"] == before["no time of its own"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hindsight_hooks.backends.local_windows import item_context_of
 from hindsight_hooks.hooks import assistant_message, user_message
 
-from .hostkit import Project, isolated, local_project
+from .hostkit import Project, injected_block, isolated, local_project
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
@@ -33,3 +33,23 @@ def test_an_explicit_context_is_kept(local_project: Project) -> None:
         )
         assert not result.is_error, result
     assert local_project._query("SELECT context FROM units") == [("release notes",)]
+
+
+def test_words_of_the_sessions_context_do_not_pull_every_memory_into_the_block(local_project: Project) -> None:
+    """ADR 179: the context is provenance. Every memory of a session carries it, so when the store
+    searched it, "review the code" (the context says "Coding session") injected every memory."""
+    with local_project.host(host_name="claude-code") as host:
+        messages = [user_message("Which database do we run?"), assistant_message("We run Postgres 16.")]
+        host.context(messages)
+        host.agent_end(messages)
+        for fact in ("The launch is on Friday.", "The parser rejects tabs in indentation."):
+            result = host.call_tool("hindsight_retain", {"items": [{"content": fact}], "async": False})
+            assert not result.is_error, result
+    with local_project.host("s2", host_name="claude-code") as host:
+        block = injected_block(host.context([user_message("can you review the code in the parser?")]))
+        assert block is not None
+        body = str(block["content"])
+        assert "The parser rejects tabs in indentation." in body
+        assert "Friday" not in body and "Postgres" not in body
+        named = f"what did we decide in the {local_project.root.name} repo this claude session?"
+        assert injected_block(host.context([user_message(named)])) is None

@@ -19,6 +19,7 @@ from .browse import Dropped, Record
 from .local_browse import EDITS_SQL
 from .local_schema import slot_range
 from .local_script import unit_script_terms
+from .local_windows import neighbour_of
 from .local_write import document_text
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ def _insert_memory(conn: sqlite3.Connection, bank_id: str, rowid: int, mem: Reco
             orjson.dumps(dict(mem.get("metadata") or {})).decode(),
             mem.get("valid_until"),
             mem.get("superseded_by"),
-            unit_script_terms(text, context),
+            unit_script_terms(text, neighbour_of(context)),
         ),
     )
     conn.executemany(

@@ -17,6 +17,7 @@ from .local_query import UNIT_COLUMNS, tag_groups_sql
 from .local_script import unit_script_terms
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import model_name, to_blob
+from .local_windows import neighbour_of
 from .tag_groups import TagGroupError, validate_tag_groups
 
 
@@ -91,7 +92,7 @@ class LocalEdit(LocalVectorWiring):
                     "SELECT context FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)
                 ).fetchone()
                 sets.append("content = ?, script_terms = ?")
-                params.extend([content, unit_script_terms(content, str(row[0]) if row else "")])
+                params.extend([content, unit_script_terms(content, neighbour_of(str(row[0]) if row else ""))])
             if importance is not None:
                 sets.append("importance = ?")
                 params.append(min(1.0, max(0.0, float(importance))))

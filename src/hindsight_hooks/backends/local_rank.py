@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from .base import same_text_key
 from .local_text import term_key
+from .local_windows import neighbour_of
 
 RECENCY_HOURS = 72.0
 COVERAGE_MIN_TERMS = 3
@@ -112,7 +113,7 @@ def covered_in_order(
     check = len(keys) >= COVERAGE_MIN_TERMS
     for cand in ordered:
         if check and cand.rank is not None:
-            cand.matched = find(f"{cand.content}\n{cand.context}")
+            cand.matched = find(f"{cand.content}\n{neighbour_of(cand.context)}")
             if not covers_enough(cand.matched, keys):
                 continue
         yield cand

@@ -134,11 +134,12 @@ def index_terms(text: str) -> str:
     return " ".join(tokens)
 
 
-def unit_script_terms(content: str, context: str) -> str:
-    """The ``script_terms`` column of a unit: from the text FTS5 indexes (content and search context)."""
-    if not (has_script_text(content) or has_script_text(context)):
+def unit_script_terms(content: str, searched: str) -> str:
+    """The ``script_terms`` column of a unit: from the text FTS5 indexes, its content and
+    ``searched``, the part of its context the index holds (its turn terms, ADR 179)."""
+    if not (has_script_text(content) or has_script_text(searched)):
         return ""
-    return index_terms(f"{content}\n{context}")
+    return index_terms(f"{content}\n{searched}")
 
 
 # -- query side ---------------------------------------------------------------------------------------

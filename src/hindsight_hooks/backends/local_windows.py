@@ -64,7 +64,8 @@ class _Doc(Protocol):
 
 
 def search_context(item_context: str, neighbour: str) -> str:
-    """The stored FTS ``context`` of a unit: its item's context, then its turn neighbour."""
+    """A unit's stored ``context``: its item's context (provenance, which the index leaves out:
+    ADR 179), then, after ``SEP``, its turn neighbour (which the index holds)."""
     base = item_context.replace(SEP, " ")
     return f"{base}{SEP}{neighbour}" if neighbour else base
 

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from .local_script import unit_script_terms
-from .local_windows import link_turns
+from .local_windows import link_turns, neighbour_of
 
 STAGING_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS stage_units("
@@ -154,8 +154,8 @@ def store_batch(
         _settle_document(conn, bank_id, document_id, state, now_iso)
         for row in state.pending:
             # ADR 115: bigrams of space-less scripts and emoji tokens, from the text FTS5 indexes
-            # (the unit's content and its search context, turn terms included).
-            unit_rows.append([*row, state.meta_json, unit_script_terms(str(row[5]), str(row[6]))])
+            # (the unit's content and its turn terms; not the item's context, ADR 179).
+            unit_rows.append([*row, state.meta_json, unit_script_terms(str(row[5]), neighbour_of(str(row[6])))])
             tag_rows.extend((row[1], bank_id, tag) for tag in state.tags)
     if unit_rows:
         conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 14)})", unit_rows)
