@@ -286,7 +286,7 @@ INSERT INTO units_fts(units_fts) VALUES ('rebuild');
 
 def _v5_to_v6(conn: sqlite3.Connection) -> None:
     """Search units without their item's context: script terms from the searched text only, and
-    the index rebuilt over ``units_searched`` (once: ~N s per 100k units here)."""
+    the index rebuilt over ``units_searched`` (once: ~2 s per 100k units here)."""
     for statement in _statements(_V5_TO_V6_DROP):  # no trigger watches script_terms below
         conn.execute(statement)
     for rows in _unit_chunks(conn, "content, context, script_terms", 2000):
