@@ -1,12 +1,14 @@
-"""A unit is searched by what it says and its turn terms, never by its item's context (ADR 179).
+"""A unit is searched by what it says and its turn terms, never by its provenance (ADR 179).
 
 The context every writer gives an item is provenance: ``Coding session (claude-code) for repo
 "billing", session 4f1c.jsonl`` for every turn of a session and every memory the model stores in
-it. When the index held it, a prompt that said "code", "session", "claude" or the repo's name
-matched every memory of the bank, and a small bank injected all of them, related or not.
+it; so is a message's role label, ``user: `` on half the bank. When the index held them, a prompt
+that said "code", "session", "user", "claude" or the repo's name matched every memory of the bank,
+and a small bank injected all of them, related or not.
 
-Schema 6 indexes only the turn terms after the separator; a version-5 file (built by the pinned
-migrations, filled as the version-5 writer filled it) is rebuilt once on open, losing nothing.
+Schema 6 indexes a message without its label and only the turn terms of the context; a version-5
+file (built by the pinned migrations, filled as the version-5 writer filled it) is rebuilt once
+on open, losing nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_schema import MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
+from hindsight_hooks.backends.local_schema import _V5_TO_V6_INDEX, MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_script import unit_script_terms
+from hindsight_hooks.backends.local_text import indexed_content
+from hindsight_hooks.backends.local_windows import neighbour_of
 from hindsight_hooks.backends.local_write import hash16
 from tests.backends.test_local_support import T0_ISO, first_writes_at_once, item, make, messages_json, raw
 
@@ -71,6 +78,70 @@ def test_turn_terms_are_still_searched(tmp_path: Path) -> None:
     assert texts(backend, "port") == ["user: which port should the billing service use?", "assistant: Use 4821."]
     assert texts(backend, "claude session") == []
     backend.close()
+
+
+def test_a_role_label_is_not_searched(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    turns = messages_json(
+        ("user", "which database do we run?"),
+        ("assistant", "We run Postgres 16."),
+        ("user", "how should the parser treat tabs?"),
+        ("assistant", "It rejects them."),
+    )
+    backend.retain_batch("b", [item(turns, "s", source="auto", context=SESSION)], operation_id="op")
+    assert texts(backend, "add a user table with an email column") == []
+    assert texts(backend, "the assistant should answer in French") == []
+    assert texts(backend, "what did the assistant say about the parser?") == [
+        "user: how should the parser treat tabs?",
+        "assistant: It rejects them.",
+    ]
+    # A memory the model wrote is searched as written: its first word is no label.
+    backend.retain_batch("b", [item("user: prefers dark mode", "m", context=SESSION)], operation_id="m")
+    assert texts(backend, "user") == ["user: prefers dark mode"]
+    backend.close()
+
+
+def test_words_after_a_nul_are_searched(tmp_path: Path) -> None:
+    """A tool's output in a transcript may hold a NUL; FTS5 indexes past it, and so must the
+    view that cuts the role label off (SQLite's text functions would stop there)."""
+    backend = make(tmp_path)
+    turn = messages_json(("user", "dump the header"), ("toolResult", "magic\x00kestrel bytes"))
+    backend.retain_batch(
+        "b", [item(turn, "s", source="auto", context=SESSION + "\x1eheader\x00dump")], operation_id="1"
+    )
+    assert texts(backend, "kestrel") == ["toolResult: magic\x00kestrel bytes"]
+    assert backend.quick_check() == []
+    backend.close()
+
+
+LABELS = st.sampled_from(
+    ["user", "assistant", "toolResult", "a b", "", "x" * 40, "x" * 41, "東京" * 7, "u\x00r", "Note"]
+)
+
+
+@given(
+    label=LABELS,
+    sep=st.sampled_from([": ", ":", " : ", ": : "]),
+    rest=st.text(max_size=30),
+    source=st.sampled_from(["transcript", "import", "tool"]),
+    context=st.lists(st.text(max_size=12), max_size=3).map("\x1e".join),
+)
+def test_the_index_and_the_coverage_rule_read_the_same_text(
+    label: str, sep: str, rest: str, source: str, context: str
+) -> None:
+    """What coverage reads (``indexed_content``, ``neighbour_of``) is what the view and the
+    triggers give the index."""
+    content = f"{label}{sep}{rest}"
+    conn = sqlite3.connect(":memory:")
+    view = next(s for s in _statements(_V5_TO_V6_INDEX) if s.startswith("CREATE VIEW"))
+    conn.execute("CREATE TABLE units(rowid INTEGER PRIMARY KEY, content TEXT, context TEXT, source TEXT, script_terms)")
+    conn.execute(view)
+    conn.execute(
+        "INSERT INTO units(content, context, source, script_terms) VALUES (?, ?, ?, '')", (content, context, source)
+    )
+    row = conn.execute("SELECT content, context FROM units_searched").fetchone()
+    assert row == (indexed_content(content, source), neighbour_of(context))
+    conn.close()
 
 
 def test_text_without_spaces_in_the_context_is_not_searched(tmp_path: Path) -> None:

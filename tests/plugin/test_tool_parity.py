@@ -36,8 +36,9 @@ def test_an_explicit_context_is_kept(local_project: Project) -> None:
 
 
 def test_words_of_the_sessions_context_do_not_pull_every_memory_into_the_block(local_project: Project) -> None:
-    """ADR 179: the context is provenance. Every memory of a session carries it, so when the store
-    searched it, "review the code" (the context says "Coding session") injected every memory."""
+    """ADR 179: the context and the role label are provenance. Every memory of a session carries
+    the context, so when the store searched it, "review the code" (the context says "Coding
+    session") injected every memory; "user" did the same through every prompt's label."""
     with local_project.host(host_name="claude-code") as host:
         messages = [user_message("Which database do we run?"), assistant_message("We run Postgres 16.")]
         host.context(messages)
@@ -53,3 +54,5 @@ def test_words_of_the_sessions_context_do_not_pull_every_memory_into_the_block(l
         assert "Friday" not in body and "Postgres" not in body
         named = f"what did we decide in the {local_project.root.name} repo this claude session?"
         assert injected_block(host.context([user_message(named)])) is None
+        # The role label is provenance too: "user" is on every prompt of the transcript.
+        assert injected_block(host.context([user_message("add a user table with an email column")])) is None

@@ -232,22 +232,36 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
 
 
 # Version 6 (ADR 179): a unit is searched by what it says and by its turn terms (ADR 052), not by
-# its item's context. That context is provenance ("Coding session (<host>) for repo "<name>",
-# session <file>"): every unit of a session carries the same one, so any query that said "code",
-# "session" or the repo's name matched every memory. The index's ``context`` column now holds only
-# the part of ``units.context`` after the separator (char 30), read through the view
-# ``units_searched``, so FTS5's 'rebuild' and its index check see exactly what the triggers index.
+# its provenance. Its item's context ("Coding session (<host>) for repo "<name>", session <file>")
+# is the same for every unit of a session, and a message's role label ("user: ") the same for half
+# of them: a query that said "code", "session", "user" or the repo's name matched every memory.
+# The index's ``content`` column holds a transcript or import unit's message without its label
+# (``local_text.indexed_content``) and its ``context`` column only the part of ``units.context``
+# after the separator (char 30, ``local_windows.neighbour_of``), both read through the view
+# ``units_searched``: the triggers index what the view gives (a BEFORE trigger takes a row's old
+# values out, an AFTER trigger puts its new ones in), so the expressions are written once, and
+# FTS5's 'rebuild' and its index check see exactly what the triggers index.
+# The text is cut as bytes (a BLOB): SQLite's text functions stop at a NUL, which a tool's output
+# in a transcript may hold, and FTS5 indexes what follows it.
 _V5_TO_V6_DROP = """
 DROP TRIGGER units_fts_insert;
 DROP TRIGGER units_fts_delete;
 DROP TRIGGER units_fts_update;
+DROP TRIGGER IF EXISTS units_fts_unindex;
 DROP TABLE units_fts;
 DROP VIEW IF EXISTS units_searched;
 """
 _V5_TO_V6_INDEX = """
 CREATE VIEW units_searched(rid, content, context, script_terms) AS
-    SELECT rowid, content,
-        CASE WHEN instr(context, char(30)) > 0 THEN substr(context, instr(context, char(30)) + 1) ELSE '' END,
+    SELECT rowid,
+        CASE WHEN source IN ('transcript', 'import')
+                AND instr(CAST(content AS BLOB), X'3A20') BETWEEN 2 AND 41
+                AND instr(substr(CAST(content AS BLOB), 1, instr(CAST(content AS BLOB), X'3A20') - 1), X'20') = 0
+            THEN CAST(substr(CAST(content AS BLOB), instr(CAST(content AS BLOB), X'3A20') + 2) AS TEXT)
+            ELSE content END,
+        CASE WHEN instr(CAST(context AS BLOB), X'1E') > 0
+            THEN CAST(substr(CAST(context AS BLOB), instr(CAST(context AS BLOB), X'1E') + 1) AS TEXT)
+            ELSE '' END,
         script_terms
     FROM units;
 CREATE VIRTUAL TABLE units_fts USING fts5(
@@ -256,29 +270,19 @@ CREATE VIRTUAL TABLE units_fts USING fts5(
 INSERT INTO units_fts(units_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5, 1.0)');
 CREATE TRIGGER units_fts_insert AFTER INSERT ON units BEGIN
     INSERT INTO units_fts(rowid, content, context, script_terms)
-        VALUES (new.rowid, new.content,
-            CASE WHEN instr(new.context, char(30)) > 0
-                THEN substr(new.context, instr(new.context, char(30)) + 1) ELSE '' END,
-            new.script_terms);
+        SELECT rid, content, context, script_terms FROM units_searched WHERE rid = new.rowid;
 END;
-CREATE TRIGGER units_fts_delete AFTER DELETE ON units BEGIN
+CREATE TRIGGER units_fts_delete BEFORE DELETE ON units BEGIN
     INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
-        VALUES ('delete', old.rowid, old.content,
-            CASE WHEN instr(old.context, char(30)) > 0
-                THEN substr(old.context, instr(old.context, char(30)) + 1) ELSE '' END,
-            old.script_terms);
+        SELECT 'delete', rid, content, context, script_terms FROM units_searched WHERE rid = old.rowid;
+END;
+CREATE TRIGGER units_fts_unindex BEFORE UPDATE OF content, context, script_terms ON units BEGIN
+    INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
+        SELECT 'delete', rid, content, context, script_terms FROM units_searched WHERE rid = old.rowid;
 END;
 CREATE TRIGGER units_fts_update AFTER UPDATE OF content, context, script_terms ON units BEGIN
-    INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
-        VALUES ('delete', old.rowid, old.content,
-            CASE WHEN instr(old.context, char(30)) > 0
-                THEN substr(old.context, instr(old.context, char(30)) + 1) ELSE '' END,
-            old.script_terms);
     INSERT INTO units_fts(rowid, content, context, script_terms)
-        VALUES (new.rowid, new.content,
-            CASE WHEN instr(new.context, char(30)) > 0
-                THEN substr(new.context, instr(new.context, char(30)) + 1) ELSE '' END,
-            new.script_terms);
+        SELECT rid, content, context, script_terms FROM units_searched WHERE rid = new.rowid;
 END;
 INSERT INTO units_fts(units_fts) VALUES ('rebuild');
 """
