@@ -26,7 +26,7 @@ from hindsight_hooks.backends.local_script import unit_script_terms
 from hindsight_hooks.backends.local_text import indexed_content
 from hindsight_hooks.backends.local_windows import neighbour_of
 from hindsight_hooks.backends.local_write import hash16
-from tests.backends.test_local_support import T0_ISO, first_writes_at_once, item, make, messages_json, raw
+from tests.backends.test_local_support import T0_ISO, item, make, messages_json, migrated_at_once, raw
 
 SESSION = 'Coding session (claude-code) for repo "billing", session 4f1c-2026.jsonl'
 FACTS = [
@@ -241,11 +241,7 @@ def test_a_version_5_file_stops_searching_contexts_and_keeps_everything(tmp_path
 def test_a_version_5_file_opened_by_many_processes_is_migrated_once(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     build_v5(path)
-    names = [f"P{n}" for n in range(3)]
-    first_writes_at_once(tmp_path, path, names, "b", {"content": "{name} kestrel", "document_id": "{name}"})
-    backend = LocalBackend(path)
-    assert backend.quick_check() == []
-    assert sorted(texts(backend, "kestrel")) == [f"{n} kestrel" for n in names]
+    backend = migrated_at_once(tmp_path, path, "kestrel")
     assert texts(backend, "Friday") == ["the launch is on Friday"]
     backend.close()
 

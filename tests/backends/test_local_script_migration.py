@@ -16,7 +16,7 @@ from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_schema import MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_write import hash16
-from tests.backends.test_local_support import T0_ISO, first_writes_at_once, raw, refused_open
+from tests.backends.test_local_support import T0_ISO, migrated_at_once, raw, refused_open
 
 V2_SHA256 = "e36e26bb45e0a0e92e21525e575ee1677dd3d412d18e86b71d173193cb9905f2"
 CONTENTS = ["東京サーバーを再起動した", "deploy finished 🚀 all green", "the plain english note about kestrels"]
@@ -82,11 +82,7 @@ def test_a_version_2_file_gets_script_terms_and_keeps_everything(tmp_path: Path)
 def test_processes_opening_a_version_2_file_at_once_migrate_it_once(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     build_v2(path)
-    names = [f"P{n}" for n in range(3)]
-    first_writes_at_once(tmp_path, path, names, "b", {"content": "{name} 京都", "document_id": "{name}"})
-    backend = LocalBackend(path)
-    assert backend.quick_check() == []
-    assert sorted(h.text for h in backend.recall("b", RecallRequest(query="京都")).hits) == [f"{n} 京都" for n in names]
+    backend = migrated_at_once(tmp_path, path, "京都")
     assert [h.text for h in backend.recall("b", RecallRequest(query="東京")).hits] == [CONTENTS[0]]
     backend.close()
 

@@ -101,6 +101,21 @@ print("done", flush=True)
 """
 
 
+def migrated_at_once(tmp_path: Path, path: Path, word: str) -> LocalBackend:
+    """Three child processes open the older-version file at ``path`` at once, each storing
+    ``"P<n> <word>"`` in bank ``b`` as its first write; returns a backend on the result, checked
+    healthy and finding all three writes (each migration test then checks what it kept)."""
+    from hindsight_hooks.backends.base import RecallRequest
+
+    names = [f"P{n}" for n in range(3)]
+    first_writes_at_once(tmp_path, path, names, "b", {"content": "{name} " + word, "document_id": "{name}"})
+    backend = LocalBackend(path)
+    assert backend.quick_check() == []
+    found = sorted(h.text for h in backend.recall("b", RecallRequest(query=word)).hits)
+    assert found == [f"{name} {word}" for name in names]
+    return backend
+
+
 def first_writes_at_once(tmp_path: Path, path: Path, names: list[str], bank: str, template: dict[str, Any]) -> None:
     """Start one real child process per name, release them together, and have each open the store
     at ``path`` and retain ``template`` (``{name}`` replaced by its name) as its first write.
