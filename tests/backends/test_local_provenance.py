@@ -13,6 +13,7 @@ on open, losing nothing.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -21,9 +22,9 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_indexed import indexed_content, search_text_of
 from hindsight_hooks.backends.local_schema import _V5_TO_V6_INDEX, MIGRATIONS, SCHEMA_VERSION, _statements, slot_range
 from hindsight_hooks.backends.local_script import unit_script_terms
-from hindsight_hooks.backends.local_text import indexed_content
 from hindsight_hooks.backends.local_windows import neighbour_of
 from hindsight_hooks.backends.local_write import hash16
 from tests.backends.test_local_support import T0_ISO, item, make, messages_json, migrated_at_once, raw
@@ -129,19 +130,56 @@ LABELS = st.sampled_from(
 def test_the_index_and_the_coverage_rule_read_the_same_text(
     label: str, sep: str, rest: str, source: str, context: str
 ) -> None:
-    """What coverage reads (``indexed_content``, ``neighbour_of``) is what the view and the
-    triggers give the index."""
+    """What coverage reads (``indexed_content``, ``neighbour_of``) is what the view gives the index
+    from a row as the writers store it (``search_text_of``)."""
     content = f"{label}{sep}{rest}"
     conn = sqlite3.connect(":memory:")
     view = next(s for s in _statements(_V5_TO_V6_INDEX) if s.startswith("CREATE VIEW"))
-    conn.execute("CREATE TABLE units(rowid INTEGER PRIMARY KEY, content TEXT, context TEXT, source TEXT, script_terms)")
+    conn.execute(
+        "CREATE TABLE units(rowid INTEGER PRIMARY KEY, content TEXT, context TEXT, source TEXT, "
+        "script_terms TEXT, search_text TEXT)"
+    )
     conn.execute(view)
     conn.execute(
-        "INSERT INTO units(content, context, source, script_terms) VALUES (?, ?, ?, '')", (content, context, source)
+        "INSERT INTO units(content, context, source, script_terms, search_text) VALUES (?, ?, ?, '', ?)",
+        (content, context, source, search_text_of(content, source)),
     )
     row = conn.execute("SELECT content, context FROM units_searched").fetchone()
     assert row == (indexed_content(content, source), neighbour_of(context))
     conn.close()
+
+
+def tool_turn() -> str:
+    calls = [
+        {"type": "toolCall", "id": "1", "name": "read", "arguments": {"file_path": "tests/test_login.py"}},
+        {"type": "toolCall", "id": "2", "name": "bash", "arguments": {"command": "grep -rn PORT billing/",
+                                                                       "description": "find the port"}},
+    ]  # fmt: skip
+    return json.dumps(
+        [{"role": "user", "content": "fix the flaky login test"}, {"role": "assistant", "content": calls}]
+    )
+
+
+def test_a_tool_call_is_searched_by_its_argument_values_not_its_keys(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch("b", [item(tool_turn(), "s", source="auto", context=SESSION)], operation_id="op")
+    shown = 'assistant: [toolCall read] {"file_path":"tests/test_login.py"}\n[toolCall bash] '
+    assert texts(backend, "which command builds the docs?") == []
+    assert texts(backend, "update the file path of the config") == []
+    assert texts(backend, "read the description and write a bash script") == []
+    hits = texts(backend, "billing PORT")
+    assert len(hits) == 1 and hits[0].startswith(shown)  # shown as stored, keys and all
+    assert texts(backend, "test_login") == [hits[0]]
+    backend.close()
+
+
+def test_tool_call_arguments_that_are_not_whole_json_lose_only_their_keys() -> None:
+    cut = 'assistant: [toolCall bash] {"command":"grep -rn \\"PORT\\" billing/","timeout":'
+    assert indexed_content(cut, "transcript") == '{ "grep -rn \\"PORT\\" billing/", '
+    deep = "[" * 900 + '"kestrel"' + "]" * 900
+    assert indexed_content(f"assistant: [toolCall x] {deep}", "transcript") == "kestrel"
+    assert indexed_content("assistant: [toolCall x]", "transcript") == ""
+    assert indexed_content('[toolCall bash] {"command":"ls"}', "tool") == '[toolCall bash] {"command":"ls"}'
 
 
 def test_text_without_spaces_in_the_context_is_not_searched(tmp_path: Path) -> None:
@@ -186,11 +224,12 @@ def build_v5(path: Path) -> None:
     conn.execute("INSERT INTO banks(bank_id, slot, created_at) VALUES ('b', 1, ?)", (T0_ISO,))
     context = 'Coding session (pi) for repo "東京プロジェクト", session a.jsonl'
     rows = [
-        ("n1", "we run Postgres 16 on the main cluster", context),
-        ("n2", "the launch is on Friday", context),
-        ("s", "assistant: Use 4821.", context + "\x1e" + "port billing service"),
+        ("n1", "we run Postgres 16 on the main cluster", context, "tool"),
+        ("n2", "the launch is on Friday", context, "tool"),
+        ("s", "assistant: Use 4821.", context + "\x1e" + "port billing service", "transcript"),
+        ("s", 'assistant: [toolCall bash] {"command":"grep -rn kestrel"}', context, "transcript"),
     ]
-    for seq, (doc, content, ctx) in enumerate(rows):
+    for seq, (doc, content, ctx, source) in enumerate(rows):
         conn.execute(
             "INSERT INTO documents(bank_id, document_id, original_text, created_at, updated_at) "
             "VALUES ('b', ?, '', ?, ?) ON CONFLICT DO NOTHING",
@@ -198,13 +237,15 @@ def build_v5(path: Path) -> None:
         )
         conn.execute(
             "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
-            "created_at, script_terms) VALUES (?, ?, 'b', ?, 0, ?, ?, 'world', 'tool', 0.75, ?, ?)",
+            "created_at, script_terms) VALUES (?, ?, 'b', ?, ?, ?, ?, 'world', ?, 0.75, ?, ?)",
             (
                 slot_range(1)[0] + seq,
                 hash16(doc + content),
                 doc,
+                seq,
                 content,
                 ctx,
+                source,
                 T0_ISO,
                 unit_script_terms(content, ctx),  # version 5 took the whole context
             ),
@@ -217,8 +258,9 @@ def test_a_version_5_file_stops_searching_contexts_and_keeps_everything(tmp_path
     path = tmp_path / "memory.db"
     build_v5(path)
     before = raw(path)
-    assert before.execute("SELECT count(*) FROM units_fts WHERE units_fts MATCH 'session'").fetchone()[0] == 3
-    assert before.execute("SELECT count(*) FROM units WHERE script_terms != ''").fetchone()[0] == 3
+    assert before.execute("SELECT count(*) FROM units_fts WHERE units_fts MATCH 'session'").fetchone()[0] == 4
+    assert before.execute("SELECT count(*) FROM units_fts WHERE units_fts MATCH 'assistant'").fetchone()[0] == 2
+    assert before.execute("SELECT count(*) FROM units WHERE script_terms != ''").fetchone()[0] == 4
     units_before = before.execute("SELECT rowid, id, content, context FROM units ORDER BY rowid").fetchall()
     before.close()
 
@@ -230,6 +272,9 @@ def test_a_version_5_file_stops_searching_contexts_and_keeps_everything(tmp_path
     assert texts(backend, "session") == [] and texts(backend, "東京") == []
     assert texts(backend, "Postgres") == ["we run Postgres 16 on the main cluster"]
     assert texts(backend, "port") == ["assistant: Use 4821."]  # its turn terms are still searched
+    assert texts(backend, "assistant command") == []  # a role label, a tool call's key
+    assert texts(backend, "kestrel") == ['assistant: [toolCall bash] {"command":"grep -rn kestrel"}']
+    assert conn.execute("SELECT count(*) FROM units WHERE search_text IS NOT NULL").fetchone()[0] == 2
     assert backend.quick_check() == []
     # New writes go through the new triggers.
     backend.retain_batch("b", [item("the session cookie is HttpOnly", "new", context=SESSION)], operation_id="after")
@@ -241,7 +286,7 @@ def test_a_version_5_file_stops_searching_contexts_and_keeps_everything(tmp_path
 def test_a_version_5_file_opened_by_many_processes_is_migrated_once(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     build_v5(path)
-    backend = migrated_at_once(tmp_path, path, "kestrel")
+    backend = migrated_at_once(tmp_path, path, "osprey")
     assert texts(backend, "Friday") == ["the launch is on Friday"]
     backend.close()
 

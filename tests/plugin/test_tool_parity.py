@@ -56,3 +56,17 @@ def test_words_of_the_sessions_context_do_not_pull_every_memory_into_the_block(l
         assert injected_block(host.context([user_message(named)])) is None
         # The role label is provenance too: "user" is on every prompt of the transcript.
         assert injected_block(host.context([user_message("add a user table with an email column")])) is None
+
+
+def test_a_tool_calls_keys_do_not_pull_it_into_the_block(local_project: Project) -> None:
+    """ADR 179: "file_path" and "command" are on every read and shell call of a transcript."""
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"file_path": "billing/rates.py"}}
+    with local_project.host() as host:
+        messages = [user_message("Check the billing rates."), assistant_message("Reading it."), assistant_message("")]
+        messages[-1]["content"] = [call]
+        host.context(messages[:1])
+        host.agent_end(messages)
+    with local_project.host("s2") as host:
+        assert injected_block(host.context([user_message("which command updates the file path?")])) is None
+        block = injected_block(host.context([user_message("where are the rates defined?")]))
+        assert block is not None and "billing/rates.py" in str(block["content"])

@@ -13,6 +13,7 @@ from typing import Any
 from ..timefmt import iso_from_epoch
 from .base import BackendError, MemoryHit
 from .local_hits import candidate_of, hit_of
+from .local_indexed import search_text_of
 from .local_query import UNIT_COLUMNS, tag_groups_sql
 from .local_script import unit_script_terms
 from .local_vector_wiring import LocalVectorWiring
@@ -89,10 +90,13 @@ class LocalEdit(LocalVectorWiring):
             params: list[Any] = []
             if content is not None:
                 row = conn.execute(
-                    "SELECT context FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)
+                    "SELECT context, source FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)
                 ).fetchone()
-                sets.append("content = ?, script_terms = ?")
-                params.extend([content, unit_script_terms(content, neighbour_of(str(row[0]) if row else ""))])
+                context, source = (str(row[0]), str(row[1])) if row else ("", "")
+                search = search_text_of(content, source)  # the words the index takes (ADR 179)
+                words = search if search is not None else content
+                sets.append("content = ?, script_terms = ?, search_text = ?")
+                params.extend([content, unit_script_terms(words, neighbour_of(context)), search])
             if importance is not None:
                 sets.append("importance = ?")
                 params.append(min(1.0, max(0.0, float(importance))))

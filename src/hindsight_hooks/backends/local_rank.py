@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .base import same_text_key
-from .local_text import indexed_content, term_key
+from .local_indexed import indexed_content
+from .local_text import term_key
 from .local_windows import neighbour_of
 
 RECENCY_HOURS = 72.0
@@ -113,7 +114,7 @@ def covered_in_order(
     check = len(keys) >= COVERAGE_MIN_TERMS
     for cand in ordered:
         if check and cand.rank is not None:
-            # what the index holds of the unit: no role label, no item context (ADR 179)
+            # the words the index holds of the unit: no role label, tool call keys or item context (ADR 179)
             cand.matched = find(f"{indexed_content(cand.content, cand.source)}\n{neighbour_of(cand.context)}")
             if not covers_enough(cand.matched, keys):
                 continue

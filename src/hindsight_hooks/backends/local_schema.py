@@ -28,6 +28,7 @@ from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from ..timefmt import normalize_timestamp
 from .base import BackendError, ErrorKind
+from .local_indexed import search_text_of
 from .local_script import unit_script_terms
 from .local_windows import neighbour_of
 
@@ -233,16 +234,15 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
 
 # Version 6 (ADR 179): a unit is searched by what it says and by its turn terms (ADR 052), not by
 # its provenance. Its item's context ("Coding session (<host>) for repo "<name>", session <file>")
-# is the same for every unit of a session, and a message's role label ("user: ") the same for half
-# of them: a query that said "code", "session", "user" or the repo's name matched every memory.
-# The index's ``content`` column holds a transcript or import unit's message without its label
-# (``local_text.indexed_content``) and its ``context`` column only the part of ``units.context``
-# after the separator (char 30, ``local_windows.neighbour_of``), both read through the view
-# ``units_searched``: the triggers index what the view gives (a BEFORE trigger takes a row's old
-# values out, an AFTER trigger puts its new ones in), so the expressions are written once, and
-# FTS5's 'rebuild' and its index check see exactly what the triggers index.
-# The text is cut as bytes (a BLOB): SQLite's text functions stop at a NUL, which a tool's output
-# in a transcript may hold, and FTS5 indexes what follows it.
+# is the same for every unit of a session; a message's role label ("user: "), a tool call's marker
+# and its argument keys ("file_path", "command") recur on most units: a query that said "code",
+# "session", "user", "file" or the repo's name matched every such memory. ``units.search_text``
+# holds the words of the message the index takes (``local_indexed``), when they differ from the
+# content; the view ``units_searched`` gives the index that text and, as its ``context``, only the
+# part of ``units.context`` after the separator (char 30, cut as bytes: SQLite's text functions
+# stop at a NUL, FTS5 does not). The triggers index what the view gives (a BEFORE trigger takes a
+# row's old values out, an AFTER trigger puts its new ones in), so FTS5's 'rebuild' and its index
+# check see exactly what the triggers index.
 _V5_TO_V6_DROP = """
 DROP TRIGGER units_fts_insert;
 DROP TRIGGER units_fts_delete;
@@ -254,11 +254,7 @@ DROP VIEW IF EXISTS units_searched;
 _V5_TO_V6_INDEX = """
 CREATE VIEW units_searched(rid, content, context, script_terms) AS
     SELECT rowid,
-        CASE WHEN source IN ('transcript', 'import')
-                AND instr(CAST(content AS BLOB), X'3A20') BETWEEN 2 AND 41
-                AND instr(substr(CAST(content AS BLOB), 1, instr(CAST(content AS BLOB), X'3A20') - 1), X'20') = 0
-            THEN CAST(substr(CAST(content AS BLOB), instr(CAST(content AS BLOB), X'3A20') + 2) AS TEXT)
-            ELSE content END,
+        coalesce(search_text, content),
         CASE WHEN instr(CAST(context AS BLOB), X'1E') > 0
             THEN CAST(substr(CAST(context AS BLOB), instr(CAST(context AS BLOB), X'1E') + 1) AS TEXT)
             ELSE '' END,
@@ -276,11 +272,11 @@ CREATE TRIGGER units_fts_delete BEFORE DELETE ON units BEGIN
     INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
         SELECT 'delete', rid, content, context, script_terms FROM units_searched WHERE rid = old.rowid;
 END;
-CREATE TRIGGER units_fts_unindex BEFORE UPDATE OF content, context, script_terms ON units BEGIN
+CREATE TRIGGER units_fts_unindex BEFORE UPDATE OF content, context, script_terms, search_text ON units BEGIN
     INSERT INTO units_fts(units_fts, rowid, content, context, script_terms)
         SELECT 'delete', rid, content, context, script_terms FROM units_searched WHERE rid = old.rowid;
 END;
-CREATE TRIGGER units_fts_update AFTER UPDATE OF content, context, script_terms ON units BEGIN
+CREATE TRIGGER units_fts_update AFTER UPDATE OF content, context, script_terms, search_text ON units BEGIN
     INSERT INTO units_fts(rowid, content, context, script_terms)
         SELECT rid, content, context, script_terms FROM units_searched WHERE rid = new.rowid;
 END;
@@ -289,18 +285,20 @@ INSERT INTO units_fts(units_fts) VALUES ('rebuild');
 
 
 def _v5_to_v6(conn: sqlite3.Connection) -> None:
-    """Search units without their item's context: script terms from the searched text only, and
-    the index rebuilt over ``units_searched`` (once: ~2 s per 100k units here)."""
-    for statement in _statements(_V5_TO_V6_DROP):  # no trigger watches script_terms below
+    """Search units without their provenance: ``search_text`` and script terms from the words the
+    index takes, and the index rebuilt over ``units_searched`` (once: ~N s per 100k units here)."""
+    for statement in _statements(_V5_TO_V6_DROP):  # no trigger fires on the updates below
         conn.execute(statement)
-    for rows in _unit_chunks(conn, "content, context, script_terms", 2000):
-        # Only a unit whose item context had such text changes.
-        updates = [
-            (terms, rowid)
-            for rowid, content, context, old in rows
-            if (terms := unit_script_terms(content, neighbour_of(context))) != old
-        ]
-        conn.executemany("UPDATE units SET script_terms = ? WHERE rowid = ?", updates)
+    if "search_text" not in {str(row[1]) for row in conn.execute("PRAGMA table_info(units)")}:
+        conn.execute("ALTER TABLE units ADD COLUMN search_text TEXT")
+    for rows in _unit_chunks(conn, "content, context, source, script_terms", 2000):
+        updates = []
+        for rowid, content, context, source, old_terms in rows:
+            search = search_text_of(content, source)
+            terms = unit_script_terms(search if search is not None else content, neighbour_of(context))
+            if search is not None or terms != old_terms:
+                updates.append((search, terms, rowid))
+        conn.executemany("UPDATE units SET search_text = ?, script_terms = ? WHERE rowid = ?", updates)
     for statement in _statements(_V5_TO_V6_INDEX):
         conn.execute(statement)
 

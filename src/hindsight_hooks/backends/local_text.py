@@ -91,22 +91,6 @@ def without_role_label(text: str) -> str:
     return rest if sep and 0 < len(head) <= ROLE_LABEL_MAX and " " not in head else text
 
 
-LABELLED_SOURCES = frozenset({"transcript", "import"})  # units made of messages, each "<role>: <text>"
-
-
-def indexed_content(content: str, source: str) -> str:
-    """What the index holds of a unit's content: a transcript or import message without its role
-    label, any other unit as it is (ADR 179). The label is provenance, "user" on half the bank;
-    searched, a prompt about a user table matched every user message. Agrees with the SQL of
-    ``local_schema``'s version 6 (a test compares the two)."""
-    if source not in LABELLED_SOURCES:
-        return content
-    head, sep, rest = content.partition(": ")
-    # The label's length in bytes, as the SQL measures it (it cuts the text as a BLOB).
-    short = 0 < len(head.encode("utf-8", "surrogatepass")) <= ROLE_LABEL_MAX
-    return rest if sep and short and " " not in head else content
-
-
 def content_words(text: str) -> str:
     """``text`` without its stop words (case kept, order kept), for embedding (ADR 116).
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from .local_indexed import search_text_of
 from .local_script import unit_script_terms
 from .local_windows import link_turns, neighbour_of
 
@@ -42,12 +43,12 @@ STAGING_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS stage_units("
     "rowid INTEGER PRIMARY KEY, id TEXT, bank_id TEXT, document_id TEXT, seq INTEGER, content TEXT, context TEXT, "
     "type TEXT, source TEXT, importance REAL, created_at TEXT, occurred_at TEXT, metadata_json TEXT, "
-    "script_terms TEXT)",
+    "script_terms TEXT, search_text TEXT)",
     "CREATE TEMP TABLE IF NOT EXISTS stage_tags(unit_id TEXT, bank_id TEXT, tag TEXT)",
 )
 _UNIT_COLS = (
     "rowid, id, bank_id, document_id, seq, content, context, type, source, importance, created_at, occurred_at, "
-    "metadata_json, script_terms"
+    "metadata_json, script_terms, search_text"
 )
 
 
@@ -153,12 +154,15 @@ def store_batch(
     for document_id, state in docs.items():
         _settle_document(conn, bank_id, document_id, state, now_iso)
         for row in state.pending:
-            # ADR 115: bigrams of space-less scripts and emoji tokens, from the text FTS5 indexes
-            # (the unit's content and its turn terms; not the item's context, ADR 179).
-            unit_rows.append([*row, state.meta_json, unit_script_terms(str(row[5]), neighbour_of(str(row[6])))])
+            # ADR 179: the index takes the message's words without its provenance (no role label,
+            # tool call keys or item context); ADR 115: bigrams of space-less scripts and emoji
+            # tokens from that text and the turn terms.
+            search = search_text_of(str(row[5]), str(row[8]))
+            words = search if search is not None else str(row[5])
+            unit_rows.append([*row, state.meta_json, unit_script_terms(words, neighbour_of(str(row[6]))), search])
             tag_rows.extend((row[1], bank_id, tag) for tag in state.tags)
     if unit_rows:
-        conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 14)})", unit_rows)
+        conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 15)})", unit_rows)
         conn.execute(f"INSERT INTO units({_UNIT_COLS}) SELECT {_UNIT_COLS} FROM temp.stage_units ORDER BY rowid")
         conn.execute("DELETE FROM temp.stage_units")
     if tag_rows:
