@@ -17,10 +17,8 @@ import orjson
 from ..timefmt import iso_now, normalize_timestamp
 from .browse import Dropped, Record
 from .local_browse import EDITS_SQL
-from .local_indexed import search_text_of
+from .local_indexed import indexed_columns
 from .local_schema import slot_range
-from .local_script import unit_script_terms
-from .local_windows import neighbour_of
 from .local_write import document_text
 
 if TYPE_CHECKING:
@@ -197,7 +195,7 @@ def _insert_memory(conn: sqlite3.Connection, bank_id: str, rowid: int, mem: Reco
     importance = min(1.0, max(0.0, float(importance))) if isinstance(importance, int | float) else 0.5
     seq = mem.get("seq") if isinstance(mem.get("seq"), int) else 0
     said = normalize_timestamp(mem.get("occurred_at"))  # created_at is when it was said (ADR 174)
-    search = search_text_of(text, str(source))  # the words the index takes (ADR 179)
+    search, script_terms = indexed_columns(text, str(source), context)  # ADR 179, ADR 115
     conn.execute(
         "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
         "created_at, occurred_at, metadata_json, valid_until, superseded_by, script_terms, search_text) "
@@ -218,7 +216,7 @@ def _insert_memory(conn: sqlite3.Connection, bank_id: str, rowid: int, mem: Reco
             orjson.dumps(dict(mem.get("metadata") or {})).decode(),
             mem.get("valid_until"),
             mem.get("superseded_by"),
-            unit_script_terms(search if search is not None else text, neighbour_of(context)),
+            script_terms,
             search,
         ),
     )

@@ -13,12 +13,10 @@ from typing import Any
 from ..timefmt import iso_from_epoch
 from .base import BackendError, MemoryHit
 from .local_hits import candidate_of, hit_of
-from .local_indexed import search_text_of
+from .local_indexed import indexed_columns
 from .local_query import UNIT_COLUMNS, tag_groups_sql
-from .local_script import unit_script_terms
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import model_name, to_blob
-from .local_windows import neighbour_of
 from .tag_groups import TagGroupError, validate_tag_groups
 
 
@@ -93,10 +91,9 @@ class LocalEdit(LocalVectorWiring):
                     "SELECT context, source FROM units WHERE bank_id = ? AND id = ?", (bank_id, unit_id)
                 ).fetchone()
                 context, source = (str(row[0]), str(row[1])) if row else ("", "")
-                search = search_text_of(content, source)  # the words the index takes (ADR 179)
-                words = search if search is not None else content
+                search, script_terms = indexed_columns(content, source, context)  # ADR 179, ADR 115
                 sets.append("content = ?, script_terms = ?, search_text = ?")
-                params.extend([content, unit_script_terms(words, neighbour_of(context)), search])
+                params.extend([content, script_terms, search])
             if importance is not None:
                 sets.append("importance = ?")
                 params.append(min(1.0, max(0.0, float(importance))))

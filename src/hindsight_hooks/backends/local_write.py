@@ -35,9 +35,8 @@ from typing import Any
 
 import orjson
 
-from .local_indexed import search_text_of
-from .local_script import unit_script_terms
-from .local_windows import link_turns, neighbour_of
+from .local_indexed import indexed_columns
+from .local_windows import link_turns
 
 STAGING_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS stage_units("
@@ -157,9 +156,8 @@ def store_batch(
             # ADR 179: the index takes the message's words without its provenance (no role label,
             # tool call keys or item context); ADR 115: bigrams of space-less scripts and emoji
             # tokens from that text and the turn terms.
-            search = search_text_of(str(row[5]), str(row[8]))
-            words = search if search is not None else str(row[5])
-            unit_rows.append([*row, state.meta_json, unit_script_terms(words, neighbour_of(str(row[6]))), search])
+            search, script_terms = indexed_columns(str(row[5]), str(row[8]), str(row[6]))
+            unit_rows.append([*row, state.meta_json, script_terms, search])
             tag_rows.extend((row[1], bank_id, tag) for tag in state.tags)
     if unit_rows:
         conn.executemany(f"INSERT INTO temp.stage_units({_UNIT_COLS}) VALUES ({', '.join('?' * 15)})", unit_rows)
