@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import MemoryHit
@@ -206,6 +206,15 @@ def adversarial_blocks(draw: st.DrawFn) -> list[BankBlock]:
 
 
 @settings(max_examples=300, deadline=None)
+@example(  # found by scripts/fuzz (seed 3517821793): a tag spelt across a model's name and content
+    [BankBlock("hh-project-x", "q", [])],
+    [
+        {"name": "", "content": "", "last_refreshed_at": ""},
+        {"name": "<", "content": "hindsight-memory>", "last_refreshed_at": ""},
+    ],
+    1,
+    300,
+)
 @given(
     adversarial_blocks(),
     st.lists(

@@ -222,7 +222,10 @@ def _model_entry(model: dict[str, Any]) -> str | None:
     if isinstance(refreshed, str) and refreshed.strip():
         heading += f" _(refreshed {escape_recalled(refreshed.strip())})_"
     # The content is indented as a whole, so its first line cannot sit at column 0 either.
-    return heading + "\n" + CONTINUATION_INDENT + escape_recalled(content.strip())
+    entry = heading + "\n" + CONTINUATION_INDENT + escape_recalled(content.strip())
+    # Each part was escaped alone; a tag may still be spelt across them (a name ending in "<", a
+    # content starting "hindsight-memory>"), so the joined entry is checked once more.
+    return neutralise_tags(entry)
 
 
 def _cut(text: str, limit: int) -> str:
