@@ -217,15 +217,14 @@ def _model_entry(model: dict[str, Any]) -> str | None:
     name = model.get("name")
     if not isinstance(name, str) or not name.strip():
         name = str(model.get("id") or "mental model")
-    heading = f"# {escape_recalled(name.strip())}"
+    heading = name.strip()
     refreshed = model.get("last_refreshed_at")
     if isinstance(refreshed, str) and refreshed.strip():
-        heading += f" _(refreshed {escape_recalled(refreshed.strip())})_"
-    # The content is indented as a whole, so its first line cannot sit at column 0 either.
-    entry = heading + "\n" + CONTINUATION_INDENT + escape_recalled(content.strip())
-    # Each part was escaped alone; a tag may still be spelt across them (a name ending in "<", a
-    # content starting "hindsight-memory>"), so the joined entry is checked once more.
-    return neutralise_tags(entry)
+        heading += f" _(refreshed {refreshed.strip()})_"
+    # Escaped as one text, not part by part: a tag could be spelt across the parts (a name ending
+    # in "<", a content starting "hindsight-memory>"). The newline before the content is indented
+    # like every other, so the content's first line cannot sit at column 0 either.
+    return "# " + escape_recalled(f"{heading}\n{content.strip()}")
 
 
 def _cut(text: str, limit: int) -> str:
