@@ -130,8 +130,9 @@ LABELS = st.sampled_from(
 def test_the_index_and_the_coverage_rule_read_the_same_text(
     label: str, sep: str, rest: str, source: str, context: str
 ) -> None:
-    """What coverage reads (``indexed_content``, ``neighbour_of``) is what the view gives the index
-    from a row as the writers store it (``search_text_of``)."""
+    """A row as the writers store it (``search_text_of``) gives the index, through the view, the
+    words ``indexed_content`` defines and the turn terms ``neighbour_of`` reads, which are also
+    what the coverage rule reads."""
     content = f"{label}{sep}{rest}"
     conn = sqlite3.connect(":memory:")
     view = next(s for s in _statements(_V5_TO_V6_INDEX) if s.startswith("CREATE VIEW"))

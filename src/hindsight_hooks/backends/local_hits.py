@@ -22,6 +22,7 @@ from .local_query import (
     D_SOURCE,
     D_TAGS,
     D_TYPE,
+    D_WORDS,
     K_CREATED,
     K_ID,
     K_IMPORTANCE,
@@ -98,6 +99,7 @@ def detailed(conn: sqlite3.Connection, ordered: list[Candidate], chunk: int) -> 
                 cand.type, cand.source, cand.document_id = str(row[D_TYPE]), str(row[D_SOURCE]), str(row[D_DOC])
                 cand.tags = list(orjson.loads(row[D_TAGS]))
                 cand.occurred_at = str(row[D_OCCURRED] or "")
+                cand.words = str(row[D_WORDS])
                 cand.detailed = True
             yield cand
 

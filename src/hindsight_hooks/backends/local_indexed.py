@@ -10,8 +10,8 @@ unit, its text after the label, with each tool call reduced to its argument valu
 model wrote (``source = 'tool'``) is indexed as written.
 
 The store computes this text once, at write, and keeps it in ``units.search_text`` when it
-differs from the content (``local_schema``'s version 6); the coverage rule computes it again from
-the same function, so both read the same words.
+differs from the content (``local_schema``'s version 6); the index and the coverage rule both
+read it from there (``coalesce(search_text, content)``), so nothing computes it twice.
 """
 
 from __future__ import annotations

@@ -66,8 +66,12 @@ _RANK_EXPRESSIONS = (
     "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END",
 )  # fmt: skip
 RANK_COLUMNS = ", ".join(_RANK_EXPRESSIONS)
-D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED = range(8)
-DETAIL_COLUMNS = "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at"
+D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED, D_WORDS = range(9)
+# ``D_WORDS``: the words the index holds of the message (ADR 179), which the coverage rule reads.
+DETAIL_COLUMNS = (
+    "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at, "
+    "coalesce(u.search_text, u.content)"
+)
 
 
 def fetch_details(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .base import same_text_key
-from .local_indexed import indexed_content
 from .local_text import term_key
 from .local_windows import neighbour_of
 
@@ -46,6 +45,7 @@ class Candidate:
     size: int = 0  # characters behind the unit's vector (message + turn terms); 0 when not read
     content: str = ""
     context: str = ""
+    words: str = ""  # the words the index holds of the message (ADR 179); read with the details
     type: str = ""
     source: str = ""
     document_id: str = ""
@@ -114,8 +114,8 @@ def covered_in_order(
     check = len(keys) >= COVERAGE_MIN_TERMS
     for cand in ordered:
         if check and cand.rank is not None:
-            # the words the index holds of the unit: no role label, tool call keys or item context (ADR 179)
-            cand.matched = find(f"{indexed_content(cand.content, cand.source)}\n{neighbour_of(cand.context)}")
+            # what the index holds of the unit: its words and turn terms, no provenance (ADR 179)
+            cand.matched = find(f"{cand.words}\n{neighbour_of(cand.context)}")
             if not covers_enough(cand.matched, keys):
                 continue
         yield cand
