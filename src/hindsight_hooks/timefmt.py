@@ -12,7 +12,10 @@ The module imports only the standard library, so every layer may use it.
 from __future__ import annotations
 
 import functools
+import re
 import time
+from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -113,6 +116,55 @@ def instant_ms(value: object) -> int | None:
         return (parsed - _EPOCH) // timedelta(milliseconds=1)
     except OverflowError:
         return None
+
+
+def _utc_day_and_minute(value: object) -> tuple[str, str] | None:
+    """``("YYYY-MM-DD", "HH:MM")`` of an ISO 8601 date-time read in UTC; ``None`` for a plain
+    date (it has no time of day) or a value that does not read."""
+    if not isinstance(value, str) or len(value.strip()) < 16:
+        return None
+    parsed = _parse_aware(value)
+    if parsed is None:
+        return None
+    moment = parsed.astimezone(UTC)
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}", f"{moment.hour:02d}:{moment.minute:02d}"
+
+
+# -- when a memory was said, as the model is shown it ------------------------------------------------------------------
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def day_of(stamp: object) -> str:
+    """The day a stamp names (``YYYY-MM-DD``, as written), or '' when it names none."""
+    text = stamp if isinstance(stamp, str) else ""
+    return text[:10] if _DAY.fullmatch(text[:10]) else ""
+
+
+def days_said_twice(stamps: Iterable[object]) -> frozenset[str]:
+    """The days on which more than one of ``stamps`` (the shown memories' times) falls.
+
+    Their memories show the time as well as the day (ADR 180): a decision changed within one day
+    — in one session, often — would otherwise show two equal dates, and the model could not tell
+    which statement is the newer.
+    """
+    days = Counter(day for day in map(day_of, stamps) if day)
+    return frozenset(day for day, count in days.items() if count > 1)
+
+
+def when_said(stamp: object, timed_days: frozenset[str]) -> str:
+    """What a memory shows of when it was said: ``YYYY-MM-DD``, or ``YYYY-MM-DD HH:MM UTC`` when
+    its day is one of ``timed_days``; '' when the stamp names no day.
+
+    The day alone, too, when the stamp has no time of day, or when its time read in UTC falls on
+    another day than the one its text names (a far offset): the memory keeps its day rather than
+    contradict it.
+    """
+    day = day_of(stamp)
+    if day not in timed_days:
+        return day
+    utc = _utc_day_and_minute(stamp)
+    return f"{day} {utc[1]} UTC" if utc is not None and utc[0] == day else day
 
 
 def is_iso8601(text: str) -> bool:

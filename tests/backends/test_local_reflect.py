@@ -10,7 +10,8 @@ from tests.backends.test_local_support import Clock, item, make
 
 
 def hit(n: int, score: float | None = 0.5, **kw: object) -> MemoryHit:
-    base: dict[str, object] = {"text": f"fact {n}", "score": score, "created_at": "2024-03-05T10:00:00.000Z",
+    # One day each: the spec's format, with the day alone (same-day facts show the time, ADR 180).
+    base: dict[str, object] = {"text": f"fact {n}", "score": score, "created_at": f"2024-03-{n:02d}T10:00:00.000Z",
                                "source": "tool", "importance": 0.75}  # fmt: skip
     base.update(kw)
     return MemoryHit(**base)  # type: ignore[arg-type]
@@ -25,16 +26,16 @@ def test_one_to_three_results_put_one_on_top() -> None:
     assert text == (
         "Based on recalled memories:\n\n"
         "## Top Facts\n"
-        "- fact 1 (2024-03-05, tool, c:0.9)\n"
+        "- fact 1 (2024-03-01, tool, c:0.9)\n"
         "\n"
         "## Supporting Context\n"
-        "- fact 2 (2024-03-05, tool, c:0.4)\n"
-        "- fact 3 (2024-03-05, tool, c:0.1)\n"
+        "- fact 2 (2024-03-02, tool, c:0.4)\n"
+        "- fact 3 (2024-03-03, tool, c:0.1)\n"
         "\n"
         "_(3 memories retrieved)_"
     )
     assert sandwich([hit(1)]) == (
-        "Based on recalled memories:\n\n## Top Facts\n- fact 1 (2024-03-05, tool, c:0.5)\n\n_(1 memories retrieved)_"
+        "Based on recalled memories:\n\n## Top Facts\n- fact 1 (2024-03-01, tool, c:0.5)\n\n_(1 memories retrieved)_"
     )
 
 
@@ -74,9 +75,27 @@ def test_backend_reflect_end_to_end(tmp_path: Path) -> None:
     assert backend.reflect("b", ReflectRequest(query="kubernetes")).text == NO_REFLECTION
     text = backend.reflect("b", ReflectRequest(query="postgres", context="  and redis  ")).text
     assert text.startswith("Based on recalled memories:\n\n## Top Facts\n- ")
-    assert "postgres is the primary database (2023-11-14, tool, c:" in text
-    assert "redis caches sessions (2023-11-14, transcript, c:" in text
+    # Both said on one day: each shows its time too (ADR 180).
+    assert "postgres is the primary database (2023-11-14 22:13 UTC, tool, c:" in text
+    assert "redis caches sessions (2023-11-14 22:13 UTC, transcript, c:" in text
     assert text.endswith("_(2 memories retrieved)_")
+
+
+def test_facts_said_on_one_day_show_their_time_among_those_shown() -> None:
+    """Two facts of one day would show two equal dates (ADR 180); a day said once stays plain, and
+    a fact past the sections (not shown) does not make its day timed."""
+    text = sandwich(
+        [
+            hit(1, created_at="2024-03-05T16:40:00Z"),
+            hit(2, created_at="2024-03-05T09:15:00Z"),
+            hit(3, created_at="2024-03-07T10:00:00Z"),
+        ]
+    )
+    assert "- fact 1 (2024-03-05 16:40 UTC, tool, c:0.5)" in text
+    assert "- fact 2 (2024-03-05 09:15 UTC, tool, c:0.5)" in text
+    assert "- fact 3 (2024-03-07, tool, c:0.5)" in text
+    unseen = [hit(i) for i in range(1, 12)] + [hit(12, created_at="2024-03-01T11:00:00Z")]
+    assert "- fact 1 (2024-03-01, tool, c:0.5)" in sandwich(unseen)
 
 
 def test_a_fact_is_dated_when_it_was_said() -> None:

@@ -129,6 +129,25 @@ def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:
         ("the queue is RabbitMQ", "RabbitMQ is out, NATS is in", True),
         # the shared word is where the data came from, not what was left
         ("We picked Postgres for billing", "we got the numbers from Postgres", False),
+        # "switch <the thing> to", "change <the thing> to": two shared words of five (ADR 180)
+        (
+            "Let's use Postgres 16 for the main database.",
+            "Actually, switch the database to MySQL 8, Postgres licensing worries legal.",
+            True,
+        ),
+        (
+            "We'll use Redis as the cache for sessions and rate limits",
+            "Change the cache to Memcached, Redis crashes",
+            True,
+        ),
+        # the same two shared words, not announced: not a change
+        ("Let's use Postgres 16 for the main database.", "the database dump from Postgres took an hour", False),
+        # announced, two shared words, but a small share of a long older statement
+        (
+            "Postgres backups run nightly to the S3 bucket with the billing exports and audit logs",
+            "switch the CI runner to arm64, Postgres tests and S3 uploads are slow",
+            False,
+        ),
     ],
 )
 def test_a_statement_that_announces_a_change_needs_fewer_shared_words(older: str, newer: str, moves: bool) -> None:
@@ -155,6 +174,27 @@ def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_
     block = render_block([BankBlock("b", "q", hits)], top_k=8)
     assert "Redis as our cache for user sessions (2025-03-02)" in block
     assert "Memcached as our cache for user sessions (2025-01-10)" in block
+
+
+def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(tmp_path: Path) -> None:
+    """A user's trial (ADR 180): the database chosen in the morning session and changed in the
+    afternoon one. "which database do we use now?" gave the morning's Postgres first, both items
+    dated 2026-11-28 alike, so nothing told the model which one holds."""
+    backend = make(tmp_path)
+    for op, when, text in (
+        ("am", "2026-11-28T09:05:00Z", "Let's use Postgres 16 for the main database."),
+        ("pm", "2026-11-28T14:41:00Z", "Actually, switch the database to MySQL 8, Postgres licensing worries legal."),
+    ):
+        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    hits = backend.recall("b", RecallRequest(query="which database do we use now?", query_timestamp=LATER)).hits
+    assert [h.text for h in hits] == [
+        "user: Actually, switch the database to MySQL 8, Postgres licensing worries legal.",
+        "user: Let's use Postgres 16 for the main database.",
+    ]
+    block = render_block([BankBlock("b", "q", hits)], top_k=8)
+    assert "Postgres licensing worries legal. (2026-11-28 14:41 UTC)" in block
+    assert "for the main database. (2026-11-28 09:05 UTC)" in block
 
 
 @pytest.mark.parametrize("question", ["what did we pick on March 4?", "what did we pick on 04.03.2025?"])

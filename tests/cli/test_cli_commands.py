@@ -116,6 +116,8 @@ def test_recall_from_the_command_line_shows_a_changed_decision_newest_first(cli:
         "- Change of plan: the cache is now Memcached, Redis is out",
         "- Decision: the cache is Redis",
     ]
+    # said the same day: each shows its time, so the order is plain to the model too (ADR 180)
+    assert all(re.search(r" \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\) c:\d\.\d$", line) for line in lines), lines
 
 
 def test_retain_on_off_is_the_command_and_memory_flag_stores_the_word(cli: Cli) -> None:

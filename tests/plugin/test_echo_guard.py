@@ -231,6 +231,24 @@ def test_a_dated_line_is_recorded_without_its_date(tmp_path: Path) -> None:
         assert scrub_text(quoted, record.keys()) == "", quoted
 
 
+def test_a_timed_line_is_recorded_without_its_day_and_time(tmp_path: Path) -> None:
+    """Items said on one day show the time too (ADR 180); a quote of the text alone is an echo."""
+    hits = [
+        MemoryHit(text="Switch the session cache to Valkey.", mentioned_at="2025-03-02T15:20:00Z"),
+        MemoryHit(text="We use Redis for the session cache.", tags=["decision"], mentioned_at="2025-03-02T10:00:00Z"),
+    ]
+    timed = render_block([BankBlock("b", "q", hits)], top_k=8)
+    assert "2. We use Redis for the session cache. [decision] (2025-03-02 10:00 UTC)" in timed
+    record = InjectedLines(tmp_path / "state" / "injected-lines" / "sid.json")
+    record.remember(timed)
+    for quoted in (
+        "Switch the session cache to Valkey.",
+        "We use Redis for the session cache.",
+        "We use Redis for the session cache. [decision]",
+    ):
+        assert scrub_text(quoted, record.keys()) == "", quoted
+
+
 def test_line_keys_are_stable_so_records_written_earlier_still_match() -> None:
     """Records on disk hold hashes of these keys: the forms must not drift between versions."""
     from hindsight_hooks.retain.echo_guard import line_keys

@@ -86,6 +86,37 @@ def test_at_most_three_evidence_lines_per_item() -> None:
     ]
 
 
+def test_items_said_on_one_day_show_their_time_so_the_newer_is_plain() -> None:
+    """Two statements of one day would show two equal dates: the model could not tell which one
+    holds after a change of mind within a session. Those items show the time (UTC) as well (ADR 180);
+    an item alone on its day keeps the day only, and the days are counted across the banks."""
+    older = MemoryHit(text="Use Postgres 16 for the database.", mentioned_at="2026-11-28T09:05:00.123Z")
+    newer = MemoryHit(text="Switch the database to MySQL 8.", mentioned_at="2026-11-28T14:41:09+00:00")
+    other = MemoryHit(text="Deploy to Fly.io.", mentioned_at="2026-11-02T08:00:00Z")
+    user = MemoryHit(text="Prefers MySQL.", mentioned_at="2026-11-28T20:00:00+02:00")  # 18:00 UTC
+    dateless = MemoryHit(text="Uses tabs.", mentioned_at="2026-11-28")
+    block = render_block([BankBlock("p", "q", [newer, older, other, dateless]), BankBlock("u", "q", [user])], top_k=8)
+    assert "1. Switch the database to MySQL 8. (2026-11-28 14:41 UTC)" in block
+    assert "2. Use Postgres 16 for the database. (2026-11-28 09:05 UTC)" in block
+    assert "3. Deploy to Fly.io. (2026-11-02)\n" in block
+    assert "4. Uses tabs. (2026-11-28)\n" in block  # no time in its stamp: the day alone
+    assert "1. Prefers MySQL. (2026-11-28 18:00 UTC)" in block
+
+
+def test_a_stamp_whose_utc_time_falls_on_another_day_keeps_its_day_alone() -> None:
+    late = MemoryHit(text="Late note.", mentioned_at="2026-11-28T23:30:00-05:00")  # 04:30 UTC on the 29th
+    early = MemoryHit(text="Early note.", mentioned_at="2026-11-28T07:00:00Z")
+    block = render_block([BankBlock("p", "q", [late, early])], top_k=8)
+    assert "1. Late note. (2026-11-28)\n" in block
+    assert "2. Early note. (2026-11-28 07:00 UTC)" in block
+
+
+def test_only_the_items_shown_decide_which_days_are_timed() -> None:
+    first = MemoryHit(text="First.", mentioned_at="2026-11-28T07:00:00Z")
+    cut = MemoryHit(text="Cut by top_k.", mentioned_at="2026-11-28T08:00:00Z")
+    assert "1. First. (2026-11-28)\n" in render_block([BankBlock("p", "q", [first, cut])], top_k=1)
+
+
 def test_top_k_applies_per_bank_and_numbering_restarts() -> None:
     blocks = [
         BankBlock("p", "q", [MemoryHit(text=f"p{i}") for i in range(5)]),

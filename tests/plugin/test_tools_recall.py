@@ -20,7 +20,8 @@ from hindsight_hooks.governance import identity as ident
 from .cmdkit import Kit, closed_port_url, hs_kit_fixture, kit_fixture, local_kit_fixture, utc_stamps  # noqa: F401  (fixtures)
 
 LOCAL_BULLET = re.compile(
-    r"^- (?P<text>.+) \(id: (?P<id>[0-9a-f]{16})\) \[tool\] \((?P<date>\d{4}-\d{2}-\d{2})\) c:\d\.\d$"
+    r"^- (?P<text>.+) \(id: (?P<id>[0-9a-f]{16})\) \[tool\] "
+    r"\((?P<date>\d{4}-\d{2}-\d{2})(?P<time> \d{2}:\d{2} UTC)?\) c:\d\.\d$"
 )
 HEADER = re.compile(r"^Found (?P<n>\d+) relevant (?P<noun>memory|memories) \(as of (?P<stamp>[\d-]+ [\d:]+) UTC\):$")
 
@@ -83,6 +84,7 @@ def test_recall_text_is_the_seed_format_per_backend(kit: Kit) -> None:
             m = LOCAL_BULLET.match(bullet)
             assert m is not None, bullet
             assert ids[m["text"]] == m["id"] and m["date"] == today
+            assert m["time"] is not None  # three memories of one day: each shows its time (ADR 180)
             seen.append(m["text"])
         assert sorted(seen) == sorted(ids)
     one, before, after = recall(host, query="pytest", bank="project")
@@ -213,7 +215,10 @@ def test_reflect_on_hindsight_returns_the_server_text(hs_kit: Kit) -> None:
     assert isinstance(shaped.details["structured_output"], dict) and "answer" in shaped.details["structured_output"]
 
 
-LOCAL_LINE = re.compile(r"^- (?P<text>.+) \((?P<date>\d{4}-\d{2}-\d{2}|\?), (?P<src>tool|unknown), c:\d\.\d\)$")
+# The day, with its time when another memory shown was said that day too (ADR 180).
+LOCAL_LINE = re.compile(
+    r"^- (?P<text>.+) \((?P<date>\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?|\?), (?P<src>tool|unknown), c:\d\.\d\)$"
+)
 
 
 def _sections(text: str) -> dict[str, list[str]]:

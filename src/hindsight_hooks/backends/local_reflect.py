@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..timefmt import days_said_twice, when_said
 from .base import MemoryHit
 
 NO_REFLECTION = "No relevant information found to reflect on."
@@ -27,10 +28,14 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
 
 
-def sandwich_line(hit: MemoryHit) -> str:
-    """``- <content ≤200> (<YYYY-MM-DD or ?>, <source or unknown>, c:<score .1f>)``."""
-    said = hit.mentioned_at or hit.created_at  # when it was said (ADR 174)
-    date = said[:10] if said else "?"
+def _said(hit: MemoryHit) -> str | None:
+    return hit.mentioned_at or hit.created_at  # when it was said (ADR 174)
+
+
+def sandwich_line(hit: MemoryHit, timed_days: frozenset[str] = frozenset()) -> str:
+    """``- <content ≤200> (<YYYY-MM-DD or ?>, <source or unknown>, c:<score .1f>)``; the day is
+    ``YYYY-MM-DD HH:MM UTC`` when it is one of ``timed_days`` (ADR 180)."""
+    date = when_said(_said(hit), timed_days) or "?"
     source = hit.source or "unknown"
     confidence = hit.score if hit.score is not None else (hit.importance or 0.0)
     return f"- {_preview(hit.text)} ({date}, {source}, c:{confidence:.1f})"
@@ -41,6 +46,7 @@ def sandwich(hits: Sequence[MemoryHit]) -> str:
     if not hits:
         return NO_REFLECTION
     top_n = 3 if len(hits) >= 4 else 1
+    timed_days = days_said_twice(_said(h) for h in hits[: top_n + 8])  # the hits shown
     sections = (
         ("## Top Facts", hits[:top_n]),
         ("## Supporting Context", hits[top_n : top_n + 5]),
@@ -53,7 +59,7 @@ def sandwich(hits: Sequence[MemoryHit]) -> str:
         if lines:
             lines.append("")
         lines.append(title)
-        lines.extend(sandwich_line(h) for h in chunk)
+        lines.extend(sandwich_line(h, timed_days) for h in chunk)
     lines.append("")
     lines.append(f"_({len(hits)} memories retrieved)_")
     return PREFIX + "\n".join(lines)

@@ -234,29 +234,37 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
 
 
-def same_subject(a: frozenset[str], b: frozenset[str], min_shared: int = MIN_SHARED) -> bool:
+def same_subject(
+    a: frozenset[str], b: frozenset[str], min_shared: int = MIN_SHARED, share: float = SAME_SUBJECT
+) -> bool:
     """Do two units say much the same thing (most of the shorter one's words are in the other)?
 
     Identical word sets are not a change of mind but a repeat (ADR 055 shows those once).
-    ``min_shared`` is lower for a newer statement that announces a change (``CHANGE_MIN_SHARED``).
+    ``min_shared`` and ``share`` are lower for a newer statement that announces a change
+    (``CHANGE_MIN_SHARED``, ``CHANGE_SHARE``).
     """
     shared = len(a & b)
     if shared < min_shared or a == b:
         return False
-    return shared / min(len(a), len(b)) >= SAME_SUBJECT
+    return shared / min(len(a), len(b)) >= share
 
 
-# A statement that announces a change ("change of plan: …", "we switched to …", "X is out",
-# "no longer", "instead") marks the subject it shares with an older one as changed: two content
-# words in common are enough then ("the cache is Redis" → "change of plan: the cache is now
-# Memcached, Redis is out" share cache and Redis; without the announcement three are needed).
+# A statement that announces a change ("change of plan: …", "we switched to …", "switch the
+# database to …", "X is out", "no longer", "instead") marks the subject it shares with an older
+# one as changed: two content words in common are enough then, a third of the shorter one's
+# ("the cache is Redis" → "change of plan: the cache is now Memcached, Redis is out" share cache
+# and Redis; "let's use Postgres 16 for the main database" → "switch the database to MySQL 8,
+# Postgres licensing worries legal" share database and Postgres, two of five; ADR 180). Without
+# the announcement three are needed, and 60 %.
 _CHANGE = re.compile(
-    r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|ing)?\s+(?:to|from|over)|instead|no\s+longer|any\s*more"
+    r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|es|ing)?\s+(?:[\w.+#-]+\s+){0,3}?(?:to|from|over)"
+    r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){1,3}?to|instead|no\s+longer|any\s*more"
     r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
     r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?)\b",
     re.I,
 )
 CHANGE_MIN_SHARED = 2
+CHANGE_SHARE = 1 / 3
 
 
 def announces_change(text: str) -> bool:
@@ -322,7 +330,7 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
             a, b = stems[id(older)], stems[id(newer)]
             above[key] = said[id(newer)] > said[id(older)] and (
                 same_subject(a, b)
-                or (same_subject(a, b, CHANGE_MIN_SHARED) and announces(newer))
+                or (same_subject(a, b, CHANGE_MIN_SHARED, CHANGE_SHARE) and announces(newer))
                 or leaves(newer, older)
             )
         return above[key]

@@ -59,7 +59,8 @@ RECORD_VERSION = 2
 
 _MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
 _TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
-_TRAILING_DAY = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$")  # the day an item was said (ADR 118)
+# The day an item was said (ADR 118), with its time when another item shares that day (ADR 180).
+_TRAILING_DAY = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?\)\s*$")
 _QUOTES = "\"'`“”‘’*_ "
 _FIXED_TAGS = ("<hindsight-memory>", "</hindsight-memory>", "<hindsight_memories>", "</hindsight_memories>")
 
@@ -75,7 +76,8 @@ def _normal(line: str) -> str:
 
 def line_keys(line: str) -> list[str]:
     """The comparable forms of one line: as written, and without a trailing ``[tags]`` list (a
-    rendered item may end with its day, ``(YYYY-MM-DD)``, after the tags: that goes first)."""
+    rendered item may end with its day, ``(YYYY-MM-DD)`` or ``(YYYY-MM-DD HH:MM UTC)``, after the
+    tags: that goes first)."""
     if len(line.strip()) < MIN_KEY_CHARS:
         return []
     keys: list[str] = []

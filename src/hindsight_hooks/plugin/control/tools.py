@@ -23,7 +23,7 @@ from ...hooks import HostContext, Tool, ToolResult
 from ...retain.delivery import deliver
 from ...retain.injected import strip_injected_blocks
 from ...retain.jobs import RESERVED_METADATA, base_metadata, base_tags, build_item, new_job, session_context
-from ...timefmt import iso_now, parse_iso
+from ...timefmt import days_said_twice, iso_now, parse_iso, when_said
 from ..recall.recall_details import memory_records
 from ..runtime import SessionRuntime
 from .tool_params import MemoryEditParams, RecallParams, ReflectParams, RetainGlobalParams, RetainParams
@@ -475,7 +475,11 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
         return ToolResult.of_text("No relevant memories found.", **details)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     noun = "memory" if len(hits) == 1 else "memories"
-    bullets = [_local_bullet(h) if rt.caps.ranked_hits else _hindsight_bullet(h) for h in hits]
+    if rt.caps.ranked_hits:
+        timed_days = days_said_twice(_said(h) for h in hits)
+        bullets = [_local_bullet(h, timed_days) for h in hits]
+    else:
+        bullets = [_hindsight_bullet(h) for h in hits]
     text = f"Found {len(hits)} relevant {noun} (as of {stamp} UTC):\n\n" + "\n\n".join(bullets)
     details["memories"] = memory_records(hits, results)
     return ToolResult.of_text(text, **details)
@@ -524,14 +528,19 @@ def _preview(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _local_bullet(h: MemoryHit) -> str:
+def _said(h: MemoryHit) -> str | None:
+    """When a memory was said, as the block shows it (ADR 174)."""
+    return h.mentioned_at or h.created_at
+
+
+def _local_bullet(h: MemoryHit, timed_days: frozenset[str]) -> str:
     line = f"- {_preview(h.text, 500)}"
     line += f" (id: {h.id})" if h.id else " (id unavailable)"
     if h.source:
         line += f" [{h.source}]"
-    said = h.mentioned_at or h.created_at  # when it was said, as the block shows it (ADR 174)
+    said = when_said(_said(h), timed_days)  # with the time when another memory shares the day (ADR 180)
     if said:
-        line += f" ({said[:10]})"
+        line += f" ({said})"
     score = h.score if h.score is not None else h.importance
     if score is not None:
         line += f" c:{score:.1f}"

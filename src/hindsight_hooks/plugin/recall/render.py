@@ -25,6 +25,7 @@ from ...retain.injected import (
     MODELS_OPEN,
     MODELS_TRUNCATED,
 )
+from ...timefmt import days_said_twice, when_said
 from .lookalikes import has_wrapper_tag, neutralise_tags
 
 RECALL_CUSTOM_TYPE = "hindsight-recall"
@@ -139,27 +140,14 @@ def visible_tags(tags: list[str]) -> list[str]:
     return out
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def said_on(hit: MemoryHit) -> str:
-    """The day a memory was said (``YYYY-MM-DD``), or '' when the backend does not know it.
-
-    Shown after each item so the model can answer "when" and tell which of two statements that
-    contradict each other is the newer one (ADR 118).
-    """
-    stamp = hit.mentioned_at if isinstance(hit.mentioned_at, str) else ""
-    return stamp[:10] if _DATE.fullmatch(stamp[:10]) else ""
-
-
-def _item_lines(number: int, hit: MemoryHit) -> list[str]:
+def _item_lines(number: int, hit: MemoryHit, timed_days: frozenset[str]) -> list[str]:
     line = f"{number}. {escape_recalled(hit.text.strip())}"
     tags = visible_tags(hit.tags)
     if tags:
         line += " [" + ", ".join(escape_recalled(t) for t in tags) + "]"
-    day = said_on(hit)
-    if day:
-        line += f" ({day})"
+    said = when_said(hit.mentioned_at, timed_days)
+    if said:
+        line += f" ({said})"
     lines = [line]
     evidence = [e.strip() for e in hit.evidence if isinstance(e, str) and clean_control(e).strip()]
     for fact in evidence[:MAX_EVIDENCE_LINES]:
@@ -173,15 +161,26 @@ def renderable_hits(block: BankBlock, top_k: int) -> list[MemoryHit]:
     return hits[: max(0, top_k)]
 
 
-def render_bank_section(block: BankBlock, top_k: int) -> str:
-    """One bank's part of the block (``Bank:`` heading and its items), or ``""`` when it has none."""
+def render_bank_section(block: BankBlock, top_k: int, timed_days: frozenset[str] | None = None) -> str:
+    """One bank's part of the block (``Bank:`` heading and its items), or ``""`` when it has none.
+
+    ``timed_days`` are the days whose items show their time (:func:`timed_days_of`); by default
+    those of this bank's items alone.
+    """
     hits = renderable_hits(block, top_k)
     if not hits:
         return ""
+    if timed_days is None:
+        timed_days = days_said_twice(h.mentioned_at for h in hits)
     lines = [f"Bank: {escape_recalled(block.bank_id.strip())}"]
     for number, hit in enumerate(hits, start=1):
-        lines.extend(_item_lines(number, hit))
+        lines.extend(_item_lines(number, hit, timed_days))
     return "\n".join(lines)
+
+
+def timed_days_of(blocks: list[BankBlock], top_k: int) -> frozenset[str]:
+    """The days said twice among every item the block shows, across its banks."""
+    return days_said_twice(hit.mentioned_at for block in blocks for hit in renderable_hits(block, top_k))
 
 
 def render_block(blocks: list[BankBlock], *, top_k: int, mental_models: str = "") -> str:
@@ -190,7 +189,8 @@ def render_block(blocks: list[BankBlock], *, top_k: int, mental_models: str = ""
     ``blocks`` must already be in scope order (project, then user) and quality-filtered;
     ``mental_models`` is the output of :func:`render_mental_models` (already escaped).
     """
-    sections = [s for s in (render_bank_section(b, top_k) for b in blocks) if s]
+    timed_days = timed_days_of(blocks, top_k)
+    sections = [s for s in (render_bank_section(b, top_k, timed_days) for b in blocks) if s]
     if not sections and not mental_models.strip():
         return ""
     lines = list(BLOCK_HEADER)

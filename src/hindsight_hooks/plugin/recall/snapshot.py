@@ -19,7 +19,7 @@ from ...fsutil import atomic_write_text, ensure_private_dir
 from ...governance.redact import redact_value
 from ...sanitize import sanitize
 from ...timefmt import iso_utc
-from .render import BankBlock, render_bank_section, renderable_hits
+from .render import BankBlock, render_bank_section, renderable_hits, timed_days_of
 
 _FAILURE_KEYS = ("bank_id", "query", "error", "kind", "tag_groups")
 
@@ -63,6 +63,7 @@ def build_snapshot(
         query = str(failures[0].get("query") or "")
     else:
         query = ""
+    timed_days = timed_days_of(blocks, limit)
     doc: dict[str, Any] = {
         "created_at": iso_utc(created_at),
         "query": query,
@@ -71,7 +72,7 @@ def build_snapshot(
             {
                 "bank_id": block.bank_id,
                 "query": block.query,
-                "rendered": render_bank_section(block, limit),
+                "rendered": render_bank_section(block, limit, timed_days),
                 "memory_count": len(shown),
                 "results": [_result(h) for h in shown],
             }
