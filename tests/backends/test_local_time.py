@@ -50,6 +50,13 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("since last week", "2025-03-13", "2025-03-21"),
         ("since yesterday", "2025-03-19", "2025-03-21"),
         ("what did we do since we met on 2025-03-01", "2025-03-01", "2025-03-21"),
+        # a month named without a year: the latest one, up to this month (REF is in March 2025)
+        ("what did we change in May?", "2024-05-01", "2024-06-01"),
+        ("what was the rate limit in March?", "2025-03-01", "2025-04-01"),
+        ("what did we ship during February", "2025-02-01", "2025-03-01"),
+        ("the bug from last March", "2024-03-01", "2024-04-01"),
+        ("what broke last January", "2025-01-01", "2025-02-01"),
+        ("what did we decide in May about the 2.0 release?", "2024-05-01", "2024-06-01"),
     ],
 )
 def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
@@ -74,6 +81,10 @@ def day_of(epoch: float) -> str:
         "the cron runs every Friday",  # a habit, not a day asked about
         "Friday is our release day",
         "ever since we moved to Redis the cache is fast",  # "since" with no day after it
+        "it may break in may_config.py",  # a name, not the month
+        "we may as well merge it",
+        "the march of progress",  # a month's name, but not after in / during / last
+        "run it in mar mode",  # abbreviations only with a day or year
     ],
 )
 def test_no_period_where_none_is_named(query: str) -> None:
@@ -195,6 +206,23 @@ def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(
     block = render_block([BankBlock("b", "q", hits)], top_k=8)
     assert "Postgres licensing worries legal. (2026-11-28 14:41 UTC)" in block
     assert "for the main database. (2026-11-28 09:05 UTC)" in block
+
+
+def test_a_question_about_a_month_asks_what_held_then_not_what_holds_now(tmp_path: Path) -> None:
+    """ "what was the rate limit in March?" asks about March: the later change is not moved above
+    the March statement, as it is when no period is named (ADR 180)."""
+    backend = make(tmp_path)
+    for op, when, text in (
+        ("mar", "2025-03-03T10:00:00Z", "Add a rate limiter: 100 requests per minute per key."),
+        ("aug", "2025-08-20T09:00:00Z", "The rate limit is now 300 requests per minute per key."),
+    ):
+        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    asked = "2025-11-02T12:00:00.000Z"
+    then = backend.recall("b", RecallRequest(query="what was the rate limit in March?", query_timestamp=asked))
+    assert [h.text[6:20] for h in then.hits] == ["Add a rate lim", "The rate limit"]
+    now = backend.recall("b", RecallRequest(query="what is the rate limit per key?", query_timestamp=asked))
+    assert [h.text[6:20] for h in now.hits] == ["The rate limit", "Add a rate lim"]
 
 
 @pytest.mark.parametrize("question", ["what did we pick on March 4?", "what did we pick on 04.03.2025?"])

@@ -151,7 +151,10 @@ class LocalRecall(LocalVectorWiring):
                 request.max_tokens,
             )
         # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
-        chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch)
+        # Not for a question about a period ("what was the limit in March?"): that asks what held
+        # then, and the fused order already weighs what was said then (ADR 180).
+        if period is None:
+            chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch)
         return RecallResult(hits=[hit_of(c) for c in chosen])
 
     def _add_window(

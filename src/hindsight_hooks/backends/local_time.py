@@ -52,6 +52,12 @@ _MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+(\d{{4}}))?", re.I)
 _MONTH_YEAR = re.compile(rf"\b(?:in\s+)?({_MONTH})\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
+# A month named without a year ("what did we change in May?", "during March", "last March"): the
+# latest such month, up to this one ("last": before this one). Full names only, after one of those
+# words, so "we may 4x the budget" and "the mar file" name no time (ADR 180).
+_FULL_MONTHS = frozenset(("january", "february", "march", "april", "may", "june", "july", "august",
+                          "september", "october", "november", "december"))  # fmt: skip
+_NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
 _AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
@@ -145,6 +151,10 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         back = (today.weekday() - _WEEKDAYS.index(m[1])) % 7 or 7
         start = today - timedelta(days=back)
         return start.timestamp(), (start + timedelta(days=1)).timestamp()
+    if not words.isdisjoint(_FULL_MONTHS) and (m := _NAMED_MONTH.search(lowered)):
+        month = _MONTHS[m[2]]
+        back = month > ref.month or (m[1] == "last" and month == ref.month)
+        return _month(ref.year - 1 if back else ref.year, month)
     if "this" in words:
         if re.search(r"\bthis\s+week\b", lowered):
             return (today - timedelta(days=today.weekday())).timestamp(), (today + timedelta(days=1)).timestamp()
