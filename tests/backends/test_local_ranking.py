@@ -153,6 +153,50 @@ def test_coverage_counts_only_the_terms_the_bank_holds(tmp_path: Path) -> None:
     assert {t for t, _ in recall(backend, query)} == kept
 
 
+COMMON_WORD_NOTES = [f"We use {tool} for {part}." for tool in ("ruff", "httpx", "rich", "attrs", "click")
+                     for part in ("logging", "parsing", "retries", "tests")]  # fmt: skip
+DATABASE_NOTES = ["The main database is Postgres 16 on the db-1 host.", "Database migrations run before deploy."]
+
+
+def test_a_word_the_bank_says_everywhere_does_not_fill_the_recall(tmp_path: Path) -> None:
+    """A user's trial (ADR 181): "which database do we use?" gave the two database notes, then
+    filled the limit with notes that say only "use". Two terms were under the count rule's
+    three, and "use" alone was half of them; by rarity it carries almost none of the question."""
+    backend = make(tmp_path)
+    notes = COMMON_WORD_NOTES + DATABASE_NOTES
+    backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(notes)], operation_id="op")
+    assert {t for t, _ in recall(backend, "which database do we use?")} == set(DATABASE_NOTES)
+    # Where the rarer word is what the unit says, both words are said: everything that matches stays.
+    logging = {t for t, _ in recall(backend, "what do we use for logging?", limit=10)}
+    assert logging == {t for t in COMMON_WORD_NOTES if "logging" in t}
+
+
+def test_two_terms_of_like_rarity_each_keep_their_units(tmp_path: Path) -> None:
+    """The weighted bar drops only what a rare word's company would crowd out: with two words
+    each said as often, a unit saying one of them covers half the weight and stays."""
+    backend = make(tmp_path)
+    notes = ["the cron fires nightly", "the cron log rotates", "review the schedule", "schedule the release"]
+    backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(notes)], operation_id="op")
+    assert {t for t, _ in recall(backend, "cron schedule")} == set(notes)
+
+
+@pytest.mark.parametrize(
+    ("matches", "units", "common"),
+    [
+        ((2, 20), 22, (False, True)),  # "use" in 20 of 22 units, "database" in 2
+        ((3, 800), 10_000, (False, True)),  # a word in 8 % of a year's units
+        ((3, 2001), 50_000, (False, True)),  # a count the search capped is at least that common
+        ((3, 5), 10, (False, False)),  # no more matches than the recall returns: nothing crowds it
+        ((100, 120), 1_000, (False, False)),  # about as rare as each other
+        ((0, 40), 100, (False, False)),  # the rarest term the bank holds sets the bar, not an unsaid one
+    ],
+)
+def test_which_terms_are_common(matches: tuple[int, int], units: int, common: tuple[bool, bool]) -> None:
+    from hindsight_hooks.backends.local_rank import common_terms
+
+    assert common_terms(matches, units, limit=8) == common
+
+
 def test_repeated_stem_counts_once_for_coverage(tmp_path: Path) -> None:
     # Four spellings of one stem are one term (ADR 055): "schedule cron" has 2 terms, so no coverage
     # cut, and a unit saying only "cron" stays. Counted as 5 terms, it covered 1/5 < 25 % and was dropped.

@@ -123,6 +123,16 @@ def test_only_terms_no_unit_says_get_a_search_of_their_own() -> None:
     assert unsaid_term_vectors(np.zeros((2, DIM), dtype=np.float32), [0, 0]) == []  # no known token
 
 
+def test_a_word_the_bank_says_everywhere_does_not_fill_a_hybrid_recall(tmp_path: Path) -> None:
+    """ADR 181 in hybrid recall: the notes that say only "use" are neither near the question by
+    meaning nor matched by a rare word, so they do not fill the limit."""
+    from tests.backends.test_local_ranking import COMMON_WORD_NOTES, DATABASE_NOTES
+
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db", COMMON_WORD_NOTES + DATABASE_NOTES))
+    assert set(found(backend, "which database do we use?")) == set(DATABASE_NOTES)
+    assert backend.last_search_mode.endswith("+dense")
+
+
 def test_without_the_extra_recall_is_lexical_as_before(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path / "memory.db")
     backend.retain_batch("b", [item(t, f"d{i}") for i, t in enumerate(FACTS)], operation_id="facts")

@@ -20,12 +20,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .base import same_text_key
+from .local_query_vector import idf
 from .local_text import term_key
 from .local_windows import neighbour_of
 
 RECENCY_HOURS = 72.0
 COVERAGE_MIN_TERMS = 3
+WEIGHTED_MIN_TERMS = 2  # the common-word bar applies from two terms (ADR 181)
 COVERAGE_FRACTION = 0.25
+COMMON_IDF_SHARE = 0.4  # a term under 40 % of the rarest term's idf is common (ADR 181)
 
 
 @dataclass
@@ -94,29 +97,62 @@ def term_keys(terms: Sequence[str]) -> list[frozenset[str]]:
     return [frozenset(term_key(t)) for t in terms]
 
 
-def covers_enough(matched: frozenset[str], keys: Sequence[frozenset[str]]) -> bool:
-    """docs/backends.md#embedded-store coverage: with ≥3 terms, at least 25 % of them must be among the matched
-    stems."""
-    if len(keys) < COVERAGE_MIN_TERMS:
+def covers_enough(
+    matched: frozenset[str],
+    keys: Sequence[frozenset[str]],
+    common: Callable[[], Sequence[bool]],
+    near: bool = False,
+) -> bool:
+    """docs/backends.md#embedded-store coverage, two bars a unit that matches some of the terms must pass:
+    with ≥ 3 terms, at least 25 % of them; with ≥ 2, at least one term that is not common
+    (``common``: :func:`common_terms`, ADR 181), unless the unit is ``near`` the question by
+    meaning (its vector passed the dense floor). ``common`` is called only for a unit that matches
+    some of the terms, not all."""
+    if len(keys) < WEIGHTED_MIN_TERMS:
         return True
-    covered = sum(1 for key in keys if key and key <= matched)
-    return covered / len(keys) >= COVERAGE_FRACTION
+    hit = [bool(key) and key <= matched for key in keys]
+    if all(hit):
+        return True
+    if len(keys) >= COVERAGE_MIN_TERMS and sum(hit) / len(keys) < COVERAGE_FRACTION:
+        return False
+    return near or not all(c for c, h in zip(common(), hit, strict=True) if h)
+
+
+def common_terms(matches: Sequence[int], units: int, limit: int) -> tuple[bool, ...]:
+    """Which of the query's terms are common in the bank: said by more units than the recall
+    returns, and under 40 % of the query's rarest term's idf (bm25's, ADR 181).
+
+    Why: such a word ("use" in "which database do we use?") matches hundreds of units that say
+    nothing about the question; when the rare word has fewer matches than the limit, they would
+    fill the rest of it. A count that the search capped is a lower bound, so a capped term is
+    taken as at least that common.
+    """
+    weights = [idf(n, units) for n in matches]
+    rarest = max((w for n, w in zip(matches, weights, strict=True) if n > 0), default=0.0)
+    return tuple(n > limit and w < COMMON_IDF_SHARE * rarest for n, w in zip(matches, weights, strict=True))
 
 
 def covered_in_order(
-    ordered: Iterable[Candidate], keys: Sequence[frozenset[str]], find: Callable[[str], frozenset[str]]
+    ordered: Iterable[Candidate],
+    keys: Sequence[frozenset[str]],
+    common: Callable[[], Sequence[bool]],
+    find: Callable[[str], frozenset[str]],
+    floor: float | None = None,
 ) -> Iterator[Candidate]:
     """Candidates in order, dropping lexical ones under the coverage bar.
 
     Lazy on purpose: the budget cut stops pulling after ``limit`` hits, so only the units that
     could be returned get their text examined. Dense-only hits (no rank) have no terms to cover.
+    In hybrid recall (``floor``: the dense floor) a unit whose vector is that close to the
+    question passes the common-word bar: its meaning answers for it.
     """
-    check = len(keys) >= COVERAGE_MIN_TERMS
+    check = len(keys) >= WEIGHTED_MIN_TERMS
     for cand in ordered:
         if check and cand.rank is not None:
             # what the index holds of the unit: its words and turn terms, no provenance (ADR 179)
             cand.matched = find(f"{cand.words}\n{neighbour_of(cand.context)}")
-            if not covers_enough(cand.matched, keys):
+            near = floor is not None and cand.dense is not None and cand.dense >= floor
+            if not covers_enough(cand.matched, keys, common, near):
                 continue
         yield cand
 

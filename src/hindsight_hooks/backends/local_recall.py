@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import orjson
@@ -36,8 +36,9 @@ from .local_query import (
 )
 from .local_query_vector import bank_query, term_text, unsaid_term_vectors
 from .local_rank import (
-    COVERAGE_MIN_TERMS,
+    WEIGHTED_MIN_TERMS,
     Candidate,
+    common_terms,
     covered_in_order,
     cut_to_budget,
     distinct_shown,
@@ -134,7 +135,13 @@ class LocalRecall(LocalVectorWiring):
             if said_then:
                 self.last_search_mode += "+time"
             # Coverage counts only the terms the bank holds (ADR 160): a word no unit has cannot be covered.
-            keys = term_keys(search.in_bank(terms) if len(terms) >= COVERAGE_MIN_TERMS else terms)
+            covered = search.in_bank(terms) if len(terms) >= WEIGHTED_MIN_TERMS else terms
+            keys = term_keys(covered)
+
+            @cache
+            def common() -> tuple[bool, ...]:  # which terms the bank says everywhere (ADR 181), read if needed
+                return common_terms(search.term_counts(covered), search.bank_units(), limit)
+
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
                 floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
@@ -145,8 +152,10 @@ class LocalRecall(LocalVectorWiring):
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
+            near = self._semantic.floor if hybrid and self._semantic is not None else None
+            shown = detailed(conn, ordered, max(2 * limit, 10))
             chosen = cut_to_budget(
-                distinct_shown(covered_in_order(detailed(conn, ordered, max(2 * limit, 10)), keys, finder.found)),
+                distinct_shown(covered_in_order(shown, keys, common, finder.found, near)),
                 limit,
                 request.max_tokens,
             )
