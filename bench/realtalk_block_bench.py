@@ -50,7 +50,7 @@ from hindsight_hooks.retain.injected import is_injected
 TARGET_POINTS = 80.0
 ROOT = Path(__file__).resolve().parent.parent
 ITEM = re.compile(r"^\d+\. ((?:user|assistant): .*)$")
-DATE = re.compile(r" \(\d{4}-\d{2}-\d{2}\)$")
+DATE = re.compile(r" \(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?\)$")  # with the time on a shared day (ADR 180)
 WARM_UP_S = 3.0  # the plugin's store loads the bank's vectors on its worker after its first recall
 
 
