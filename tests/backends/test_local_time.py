@@ -151,6 +151,7 @@ def test_newer_first_moves_a_newer_twin_up_and_keeps_both() -> None:
             "Change the cache to Memcached, Redis crashes",
             True,
         ),
+        ("Decision: the cache is Redis", "we need to change to Memcached, the Redis cache is flaky", True),
         # the same two shared words, not announced: not a change
         ("Let's use Postgres 16 for the main database.", "the database dump from Postgres took an hour", False),
         # announced, two shared words, but a small share of a long older statement

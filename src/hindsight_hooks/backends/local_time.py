@@ -268,7 +268,7 @@ def same_subject(
 # the announcement three are needed, and 60 %.
 _CHANGE = re.compile(
     r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|es|ing)?\s+(?:[\w.+#-]+\s+){0,3}?(?:to|from|over)"
-    r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){1,3}?to|instead|no\s+longer|any\s*more"
+    r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){0,3}?to|instead|no\s+longer|any\s*more"
     r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
     r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?)\b",
     re.I,
