@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -200,6 +202,40 @@ def test_scrub_never_grows_text_and_leaves_no_block(text: str) -> None:
     out = scrub_value({"content": [{"type": "text", "text": text}]})["content"][0]["text"]
     assert len(out) <= len(text)
     assert not has_block(out)
+
+
+_stamps = st.one_of(
+    st.none(),
+    st.sampled_from(["", "2026-11-28", "yesterday", "2026-11-28T23:30:00-05:00", "2026-13-40T10:00:00Z"]),
+    st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)).map(
+        lambda d: d.isoformat().replace("+00:00", "Z")
+    ),
+    st.builds(
+        lambda day, hour, minute: f"2026-11-{day:02d}T{hour:02d}:{minute:02d}:00Z",
+        st.integers(27, 28),
+        st.integers(0, 23),
+        st.integers(0, 59),
+    ),  # two days only: items share days often
+)
+_texts = st.text(alphabet=st.sampled_from("abc XYZ.,()[]0123456789-:"), min_size=12, max_size=40).filter(
+    lambda t: len(t.strip()) >= 12
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(_texts, _stamps), min_size=1, max_size=6))
+def test_a_quoted_item_is_an_echo_whatever_its_stamp(
+    tmp_path_factory: pytest.TempPathFactory, items: list[tuple[str, str | None]]
+) -> None:
+    """Each item ends with its day, with its time when another item shares the day (ADR 180),
+    or with nothing; a reply that quotes the item's text alone is recognised either way."""
+    hits = [MemoryHit(text=text, mentioned_at=stamp) for text, stamp in items]
+    block = render_block([BankBlock("b", "q", hits)], top_k=8)
+    record = InjectedLines(tmp_path_factory.mktemp("s") / "injected-lines" / "sid.json")
+    record.remember(block)
+    for text, _ in items:
+        if line_key(text) is not None:
+            assert scrub_text(text, record.keys()).strip() == "", text
 
 
 def test_a_new_session_record_forgets_records_idle_for_a_month(tmp_path: Path) -> None:
