@@ -143,8 +143,9 @@ class LocalRecall(LocalVectorWiring):
                 return common_terms(search.term_counts(covered), search.bank_units(), limit)
 
             finder = StemFinder(frozenset(stem for key in keys for stem in key))
+            near = self._semantic.floor if hybrid and self._semantic is not None else None  # the dense floor
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
-                floor = self._semantic.floor if hybrid and self._semantic is not None else 0.0
+                floor = 0.0 if near is None else near
                 # Age weighs only when the question asks how things stand now, and never inside a
                 # named period (ADR 160); the lexical formula below keeps its recency as documented.
                 recent = not said_then and asks_for_recent(request.query)
@@ -152,7 +153,6 @@ class LocalRecall(LocalVectorWiring):
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
-            near = self._semantic.floor if hybrid and self._semantic is not None else None
             shown = detailed(conn, ordered, max(2 * limit, 10))
             chosen = cut_to_budget(
                 distinct_shown(covered_in_order(shown, keys, common, finder.found, near)),
