@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.browse import MemoryFilter
@@ -336,3 +338,43 @@ def test_a_version_4_store_is_dated_by_when_its_units_were_said(tmp_path: Path) 
     assert rows["user: the kestrel nests moved"] == "2025-03-01T08:00:00.000Z"
     assert rows["no time of its own"] == before["no time of its own"]
     conn.close()
+
+
+_QUERY_PIECES = st.sampled_from(
+    ["in", "during", "last", "since", "on", "this", "May", "march", "December", "Friday", "yesterday", "week",
+     "month", "year", "ago", "3", "2024", "04.03.2025", "2025-02-29", "23/01/2024", "the", "we", "may", ",",
+     "1st", "of", "day", "before", "today", "switched", "to", "now", "\n"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_QUERY_PIECES, max_size=12).map(" ".join),
+    st.floats(min_value=0, max_value=4_102_444_800),  # 1970 to 2100
+)
+def test_a_period_is_a_span_or_nothing_and_reading_one_never_raises(query: str, reference: float) -> None:
+    window = time_window(query, reference)
+    if window is not None:
+        start, end = window
+        assert start < end
+    assert all(n.isalnum() for n in date_numbers(query))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["cache", "Redis", "Memcached", "switched", "to", "the", "is", "now", "out",
+                                      "instead", "of", "database", "Postgres", "change"]), max_size=8).map(" ".join),
+            st.integers(0, 5),
+        ),
+        max_size=6,
+    )
+)  # fmt: skip
+def test_newer_first_only_reorders_and_leaves_no_pair_to_move(
+    hits: list[tuple[str, int]],
+) -> None:
+    out = newer_first(hits, text=lambda h: h[0], epoch=lambda h: float(h[1]))
+    assert sorted(out) == sorted(hits)
+    again = newer_first(out, text=lambda h: h[0], epoch=lambda h: float(h[1]))
+    assert again == out  # settled: no pair left to move
