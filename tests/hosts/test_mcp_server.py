@@ -10,6 +10,7 @@ so they can see the exit code and what was left on disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -27,6 +28,7 @@ from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from hindsight_hooks.host_sessions import session_file_for
@@ -400,6 +402,56 @@ def test_retain_then_recall_through_mcp_on_the_real_hindsight_server(
     assert "memory_edit" not in names and "hindsight_retain" in names
     assert not stored.is_error and details_of(stored)["delivered"] is True
     assert not found.is_error and fact in text_of(found)
+
+
+@pytest.mark.integration
+def test_killed_mid_delivery_the_memory_stays_queued_and_the_next_flush_delivers_it(
+    tmp_path: Path, hindsight_url: str, make_bank: Callable[..., str]
+) -> None:
+    """kill -9 while the retain tool sends its job to a server that accepts and never answers: the
+    memory the model retained is on disk, whole, and the next flush (the real server now) delivers
+    it at once. The claim and the lock the killed process held stall no one (ADR 178)."""
+    bank = make_bank("hh-mcp-kill")
+    config = (
+        f'backend = "hindsight"\n\n[banks.project]\nbank_id = "{bank}"\n\n[hindsight]\ntimeout_ms = 30000\n\n'
+        "[mental_models]\nenabled = false\n\n[notifications]\nstartup = false\n"
+    )
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)  # the kernel completes each connection; nothing ever reads or answers
+        project = Project(tmp_path, config=config, HINDSIGHT_BASE_URL=f"http://127.0.0.1:{silent.getsockname()[1]}")
+
+        async def run() -> int:
+            with project.stderr.open("a", encoding="utf-8") as errlog, anyio.fail_after(CALL_TIMEOUT_S):
+                process = await anyio.open_process(project.argv(), env=project.env, stderr=errlog)
+                async with own_transport(process, []) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+
+                    async def retain() -> None:
+                        with contextlib.suppress(MCPError):  # the server dies before it answers
+                            await session.call_tool("hindsight_retain", retain_args("Queued before the kill."))
+
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(retain)
+                        while not project.queued():  # the tool queues first, then sends
+                            await anyio.sleep(0.05)
+                        await anyio.sleep(0.3)
+                        process.kill()
+                        code = await process.wait()
+                        group.cancel_scope.cancel()
+                return code
+
+        code = anyio.run(run)
+    assert code == -signal.SIGKILL
+    (job,) = project.queued()
+    assert [item["content"] for item in job["items"]] == ["Queued before the kill."]
+    assert job.get("claim_token") and job.get("claimed_by")  # killed while sending it
+    assert not (project.root / ".hindsight" / "retain-queue.malformed.jsonl").exists()
+    project.env["HINDSIGHT_BASE_URL"] = hindsight_url
+    flushed = project.cli("flush")
+    assert flushed.returncode == 0, flushed.stderr
+    assert project.queued() == []
+    assert not (project.root / ".hindsight" / "retain-queue.dead.jsonl").exists()
 
 
 def test_without_the_mcp_extra_the_command_says_what_to_install(tmp_path: Path) -> None:
