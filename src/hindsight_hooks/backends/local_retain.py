@@ -13,6 +13,7 @@ import orjson
 
 from ..timefmt import iso_from_epoch, normalize_timestamp
 from .base import BackendError, BankSpec, RetainOutcome
+from .local_reindex import reindex_older_writes
 from .local_schema import slot_range, store_error
 from .local_units import ATTRIBUTES, derive_units, origin_of
 from .local_vector_wiring import LocalVectorWiring
@@ -83,6 +84,7 @@ class LocalRetain(LocalVectorWiring):
                 (bank_id, operation_id, now_iso, len(items), orjson.dumps(unit_ids).decode("utf-8")),
             )
             conn.execute("DELETE FROM operations WHERE applied_at < ?", (iso_from_epoch(now - OPERATION_RETENTION_S),))
+            reindex_older_writes(conn)  # units an older process wrote since the migration (ADR 182)
         if self._worker is not None:
             self._worker.notify(unit_ids)  # vectors after the durable write, off the caller's path
         return RetainOutcome(items_count=len(items), unit_ids=unit_ids)

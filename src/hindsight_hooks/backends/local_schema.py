@@ -31,7 +31,7 @@ from .base import BackendError, ErrorKind
 from .local_indexed import indexed_columns
 from .local_script import unit_script_terms
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
 BUSY_TIMEOUT_MS = 5000
@@ -301,13 +301,45 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Version 7 (ADR 182): a process of version 6 or older that outlives the migration still writes
+# its units the old way, with no ``search_text``, so the index would take their role labels and
+# tool-call keys. These triggers note such a unit (a labelled source, no indexed words of its own,
+# and a label or a tool call in its text; an edit of its content that left the words as they
+# were), and the next retain of this version computes its words (``local_reindex``). A unit this
+# version writes rarely matches: it stores its words whenever they differ from the content.
+_V6_TO_V7 = """
+CREATE TABLE IF NOT EXISTS units_reindex (unit_rowid INTEGER PRIMARY KEY);
+
+CREATE TRIGGER IF NOT EXISTS units_note_unindexed AFTER INSERT ON units
+WHEN NEW.search_text IS NULL AND NEW.source IN ('transcript', 'import')
+  AND (instr(substr(NEW.content, 1, 40), ': ') > 0 OR instr(NEW.content, '[toolCall ') > 0)
+BEGIN
+  INSERT OR IGNORE INTO units_reindex(unit_rowid) VALUES (NEW.rowid);
+END;
+
+CREATE TRIGGER IF NOT EXISTS units_note_unindexed_edit AFTER UPDATE OF content ON units
+WHEN NEW.search_text IS OLD.search_text AND NEW.content IS NOT OLD.content
+  AND NEW.source IN ('transcript', 'import')
+BEGIN
+  INSERT OR IGNORE INTO units_reindex(unit_rowid) VALUES (NEW.rowid);
+END;
+"""
+
 Migration = str | Callable[[sqlite3.Connection], None]
 
 # MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
 # schema. Published entries never change (files in the wild were built by them): a change to
 # the schema is a new entry and a version bump. An entry is a SQL script, or a function for a
 # step that needs Python (version 3 computes each unit's script terms).
-MIGRATIONS: tuple[Migration, ...] = (_SCHEMA_V1, _V1_TO_V2, _v2_to_v3, _V3_TO_V4, _v4_to_v5, _v5_to_v6)
+MIGRATIONS: tuple[Migration, ...] = (
+    _SCHEMA_V1,
+    _V1_TO_V2,
+    _v2_to_v3,
+    _V3_TO_V4,
+    _v4_to_v5,
+    _v5_to_v6,
+    _V6_TO_V7,
+)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 assert f"'{RANK_CONFIG}'" in _V2_TO_V3_INDEX and f"'{RANK_CONFIG}'" in _V5_TO_V6_INDEX
 
