@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.browse import MemoryFilter
+from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_browse import LocalBrowser
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 from hindsight_hooks.backends.local_time import asks_for_recent, date_numbers, left_behind, newer_first, time_window
@@ -190,17 +191,23 @@ def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_
     assert "Memcached as our cache for user sessions (2025-01-10)" in block
 
 
+def said_by_the_user(backend: LocalBackend, *turns: tuple[str, str, str]) -> LocalBackend:
+    """Each ``(session, time, text)`` retained as its own session's one user turn, said then."""
+    for op, when, text in turns:
+        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    return backend
+
+
 def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(tmp_path: Path) -> None:
     """A user's trial (ADR 180): the database chosen in the morning session and changed in the
     afternoon one. "which database do we use now?" gave the morning's Postgres first, both items
     dated 2026-11-28 alike, so nothing told the model which one holds."""
-    backend = make(tmp_path)
-    for op, when, text in (
+    backend = said_by_the_user(
+        make(tmp_path),
         ("am", "2026-11-28T09:05:00Z", "Let's use Postgres 16 for the main database."),
         ("pm", "2026-11-28T14:41:00Z", "Actually, switch the database to MySQL 8, Postgres licensing worries legal."),
-    ):
-        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    )
     hits = backend.recall("b", RecallRequest(query="which database do we use now?", query_timestamp=LATER)).hits
     assert [h.text for h in hits] == [
         "user: Actually, switch the database to MySQL 8, Postgres licensing worries legal.",
@@ -214,13 +221,11 @@ def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(
 def test_a_question_about_a_month_asks_what_held_then_not_what_holds_now(tmp_path: Path) -> None:
     """ "what was the rate limit in March?" asks about March: the later change is not moved above
     the March statement, as it is when no period is named (ADR 180)."""
-    backend = make(tmp_path)
-    for op, when, text in (
+    backend = said_by_the_user(
+        make(tmp_path),
         ("mar", "2025-03-03T10:00:00Z", "Add a rate limiter: 100 requests per minute per key."),
         ("aug", "2025-08-20T09:00:00Z", "The rate limit is now 300 requests per minute per key."),
-    ):
-        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    )
     asked = "2025-11-02T12:00:00.000Z"
     then = backend.recall("b", RecallRequest(query="what was the rate limit in March?", query_timestamp=asked))
     assert [h.text[6:20] for h in then.hits] == ["Add a rate lim", "The rate limit"]
