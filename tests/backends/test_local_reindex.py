@@ -11,6 +11,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hindsight_hooks.backends.local_indexed import indexed_columns
 from hindsight_hooks.backends.local_reindex import REINDEX_BATCH
 from hindsight_hooks.backends.local_schema import slot_range
 from hindsight_hooks.backends.local_script import unit_script_terms
@@ -31,7 +36,7 @@ def older_insert(conn: sqlite3.Connection, rowid: int, content: str, source: str
     conn.execute(
         "INSERT INTO units(rowid, id, bank_id, document_id, seq, content, context, type, source, importance, "
         "created_at, script_terms) VALUES (?, ?, 'b', 'old-session', ?, ?, ?, 'experience', ?, 0.65, ?, ?)",
-        (rowid, hash16(content), rowid, content, SESSION, source, T0_ISO, unit_script_terms(content, "")),
+        (rowid, hash16(f"{rowid}:{content}"), rowid, content, SESSION, source, T0_ISO, unit_script_terms(content, "")),
     )
 
 
@@ -114,5 +119,64 @@ def test_a_long_older_session_heals_a_batch_per_retain_and_a_deleted_unit_is_onl
     assert noted(path) == 10
     backend.retain_batch("b", [item("third", "n2")], operation_id="two")
     assert noted(path) == 0 and matches(path, "user") == 0
+    assert backend.quick_check() == []
+    backend.close()
+
+
+_CONTENTS = st.sampled_from(
+    [
+        "user: review the parser",
+        "assistant: done, the parser passes",
+        'assistant: [toolCall bash] {"command": "pytest -q", "description": "run tests"}',
+        "Note: a line with a colon early",
+        "plain words with no label",
+        "user: 東京サーバーを再起動した",
+    ]
+)
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("old insert"), _CONTENTS, st.sampled_from(["transcript", "import", "tool"])),
+        st.tuples(st.just("old edit"), _CONTENTS, st.just("")),
+        st.tuples(st.just("delete"), st.just(""), st.just("")),
+        st.tuples(st.just("retain"), _CONTENTS, st.just("")),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_STEPS)
+def test_whatever_an_older_process_does_two_retains_later_every_unit_holds_its_words(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, str]]
+) -> None:
+    folder = tmp_path_factory.mktemp("reindex")
+    backend = make(folder)
+    backend.retain_batch("b", [item("first", "n0")], operation_id="first")
+    path = folder / "memory.db"
+    top = slot_range(1)[0] + 100_000
+    for n, (step, content, source) in enumerate(steps):
+        if step == "retain":
+            backend.retain_batch(
+                "b", [item(messages_json(("user", content)), f"r{n}", source="auto")], operation_id=f"r{n}"
+            )
+            continue
+        old = sqlite3.connect(str(path), isolation_level=None)
+        if step == "old insert":
+            older_insert(old, top + n, content, source)
+        elif step == "old edit":  # as the version-5 edit wrote it: the content and its script terms
+            old.execute(
+                "UPDATE units SET content = ?, script_terms = ? WHERE rowid = (SELECT max(rowid) FROM units)",
+                (content, unit_script_terms(content, "")),
+            )
+        else:
+            old.execute("DELETE FROM units WHERE rowid = (SELECT max(rowid) FROM units)")
+        old.close()
+    backend.retain_batch("b", [item("last", "n1")], operation_id="last")
+    conn = raw(path)
+    rows = conn.execute("SELECT content, source, context, search_text, script_terms FROM units").fetchall()
+    assert conn.execute("SELECT count(*) FROM units_reindex").fetchone()[0] == 0
+    conn.close()
+    for content, source, context, search, terms in rows:
+        assert (search, terms) == indexed_columns(content, source, context or ""), content
     assert backend.quick_check() == []
     backend.close()

@@ -304,9 +304,10 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
 # Version 7 (ADR 182): a process of version 6 or older that outlives the migration still writes
 # its units the old way, with no ``search_text``, so the index would take their role labels and
 # tool-call keys. These triggers note such a unit (a labelled source, no indexed words of its own,
-# and a label or a tool call in its text; an edit of its content that left the words as they
-# were), and the next retain of this version computes its words (``local_reindex``). A unit this
-# version writes rarely matches: it stores its words whenever they differ from the content.
+# and a label or a tool call in its text; any unit whose content an edit changed while its words
+# stayed as they were), and the next retain of this version computes its words
+# (``local_reindex``). A unit this version inserts rarely matches: it stores its words whenever
+# they differ from the content; an edit of a memory the model wrote is checked once for nothing.
 _V6_TO_V7 = """
 CREATE TABLE IF NOT EXISTS units_reindex (unit_rowid INTEGER PRIMARY KEY);
 
@@ -319,7 +320,6 @@ END;
 
 CREATE TRIGGER IF NOT EXISTS units_note_unindexed_edit AFTER UPDATE OF content ON units
 WHEN NEW.search_text IS OLD.search_text AND NEW.content IS NOT OLD.content
-  AND NEW.source IN ('transcript', 'import')
 BEGIN
   INSERT OR IGNORE INTO units_reindex(unit_rowid) VALUES (NEW.rowid);
 END;
