@@ -161,26 +161,26 @@ def renderable_hits(block: BankBlock, top_k: int) -> list[MemoryHit]:
     return hits[: max(0, top_k)]
 
 
-def render_bank_section(block: BankBlock, top_k: int, timed_days: frozenset[str] | None = None) -> str:
-    """One bank's part of the block (``Bank:`` heading and its items), or ``""`` when it has none.
+def shown_hits(blocks: list[BankBlock], top_k: int) -> list[tuple[BankBlock, list[MemoryHit]]]:
+    """Each block with the hits the render shows of it (:func:`renderable_hits`), read once: the
+    days to time and the sections are both built from them."""
+    return [(block, renderable_hits(block, top_k)) for block in blocks]
 
-    ``timed_days`` are the days whose items show their time (:func:`timed_days_of`); by default
-    those of this bank's items alone.
-    """
-    hits = renderable_hits(block, top_k)
+
+def timed_days_of(shown: list[tuple[BankBlock, list[MemoryHit]]]) -> frozenset[str]:
+    """The days said twice among every item the block shows, across its banks (ADR 180)."""
+    return days_said_twice(hit.mentioned_at for _, hits in shown for hit in hits)
+
+
+def render_bank_section(bank_id: str, hits: list[MemoryHit], timed_days: frozenset[str]) -> str:
+    """One bank's part of the block (``Bank:`` heading and the ``hits`` it shows), or ``""`` when it
+    shows none. ``timed_days`` are the days whose items show their time (:func:`timed_days_of`)."""
     if not hits:
         return ""
-    if timed_days is None:
-        timed_days = days_said_twice(h.mentioned_at for h in hits)
-    lines = [f"Bank: {escape_recalled(block.bank_id.strip())}"]
+    lines = [f"Bank: {escape_recalled(bank_id.strip())}"]
     for number, hit in enumerate(hits, start=1):
         lines.extend(_item_lines(number, hit, timed_days))
     return "\n".join(lines)
-
-
-def timed_days_of(blocks: list[BankBlock], top_k: int) -> frozenset[str]:
-    """The days said twice among every item the block shows, across its banks."""
-    return days_said_twice(hit.mentioned_at for block in blocks for hit in renderable_hits(block, top_k))
 
 
 def render_block(blocks: list[BankBlock], *, top_k: int, mental_models: str = "") -> str:
@@ -189,8 +189,9 @@ def render_block(blocks: list[BankBlock], *, top_k: int, mental_models: str = ""
     ``blocks`` must already be in scope order (project, then user) and quality-filtered;
     ``mental_models`` is the output of :func:`render_mental_models` (already escaped).
     """
-    timed_days = timed_days_of(blocks, top_k)
-    sections = [s for s in (render_bank_section(b, top_k, timed_days) for b in blocks) if s]
+    shown = shown_hits(blocks, top_k)
+    timed_days = timed_days_of(shown)
+    sections = [s for s in (render_bank_section(b.bank_id, hits, timed_days) for b, hits in shown) if s]
     if not sections and not mental_models.strip():
         return ""
     lines = list(BLOCK_HEADER)

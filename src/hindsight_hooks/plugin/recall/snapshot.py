@@ -19,7 +19,7 @@ from ...fsutil import atomic_write_text, ensure_private_dir
 from ...governance.redact import redact_value
 from ...sanitize import sanitize
 from ...timefmt import iso_utc
-from .render import BankBlock, render_bank_section, renderable_hits, timed_days_of
+from .render import BankBlock, render_bank_section, shown_hits, timed_days_of
 
 _FAILURE_KEYS = ("bank_id", "query", "error", "kind", "tag_groups")
 
@@ -63,7 +63,8 @@ def build_snapshot(
         query = str(failures[0].get("query") or "")
     else:
         query = ""
-    timed_days = timed_days_of(blocks, limit)
+    shown_per_block = shown_hits(blocks, limit)
+    timed_days = timed_days_of(shown_per_block)
     doc: dict[str, Any] = {
         "created_at": iso_utc(created_at),
         "query": query,
@@ -72,11 +73,11 @@ def build_snapshot(
             {
                 "bank_id": block.bank_id,
                 "query": block.query,
-                "rendered": render_bank_section(block, limit, timed_days),
+                "rendered": render_bank_section(block.bank_id, shown, timed_days),
                 "memory_count": len(shown),
                 "results": [_result(h) for h in shown],
             }
-            for block, shown in ((b, renderable_hits(b, limit)) for b in blocks)
+            for block, shown in shown_per_block
         ],
         "failed": len(failures),
     }
