@@ -36,7 +36,7 @@ from .local_query import (
 )
 from .local_query_vector import bank_query, term_text, unsaid_term_vectors
 from .local_rank import (
-    WEIGHTED_MIN_TERMS,
+    COVERAGE_MIN_TERMS,
     Candidate,
     common_terms,
     covered_in_order,
@@ -134,8 +134,10 @@ class LocalRecall(LocalVectorWiring):
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
-            # Coverage counts only the terms the bank holds (ADR 160): a word no unit has cannot be covered.
-            covered = search.in_bank(terms) if len(terms) >= WEIGHTED_MIN_TERMS else terms
+            # The count rule counts only the terms the bank holds (ADR 160): a word no unit has cannot
+            # be covered. With two terms only the common-word bar applies, and it reads the counts
+            # only for a unit that matches one of them (a term no unit says is never common).
+            covered = search.in_bank(terms) if len(terms) >= COVERAGE_MIN_TERMS else terms
             keys = term_keys(covered)
 
             @cache
