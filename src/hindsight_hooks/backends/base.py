@@ -138,6 +138,11 @@ class MemoryHit:
     created_at: str | None = None
     importance: float | None = None
 
+    @property
+    def said_at(self) -> str | None:
+        """When the memory was said: ``mentioned_at``, else when it was stored (ADR 174)."""
+        return self.mentioned_at or self.created_at
+
 
 @dataclass
 class RecallResult:

@@ -28,14 +28,10 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
 
 
-def _said(hit: MemoryHit) -> str | None:
-    return hit.mentioned_at or hit.created_at  # when it was said (ADR 174)
-
-
 def sandwich_line(hit: MemoryHit, timed_days: frozenset[str] = frozenset()) -> str:
     """``- <content ≤200> (<YYYY-MM-DD or ?>, <source or unknown>, c:<score .1f>)``; the day is
     ``YYYY-MM-DD HH:MM UTC`` when it is one of ``timed_days`` (ADR 180)."""
-    date = when_said(_said(hit), timed_days) or "?"
+    date = when_said(hit.said_at, timed_days) or "?"
     source = hit.source or "unknown"
     confidence = hit.score if hit.score is not None else (hit.importance or 0.0)
     return f"- {_preview(hit.text)} ({date}, {source}, c:{confidence:.1f})"
@@ -46,12 +42,12 @@ def sandwich(hits: Sequence[MemoryHit]) -> str:
     if not hits:
         return NO_REFLECTION
     top_n = 3 if len(hits) >= 4 else 1
-    timed_days = days_said_twice(_said(h) for h in hits[: top_n + 8])  # the hits shown
     sections = (
         ("## Top Facts", hits[:top_n]),
         ("## Supporting Context", hits[top_n : top_n + 5]),
         ("## Recent Signals", hits[top_n + 5 : top_n + 8]),
     )
+    timed_days = days_said_twice(h.said_at for _, chunk in sections for h in chunk)  # the hits shown
     lines: list[str] = []
     for title, chunk in sections:
         if not chunk:

@@ -476,7 +476,7 @@ def _recall(rt: SessionRuntime, p: RecallParams) -> ToolResult:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     noun = "memory" if len(hits) == 1 else "memories"
     if rt.caps.ranked_hits:
-        timed_days = days_said_twice(_said(h) for h in hits)
+        timed_days = days_said_twice(h.said_at for h in hits)
         bullets = [_local_bullet(h, timed_days) for h in hits]
     else:
         bullets = [_hindsight_bullet(h) for h in hits]
@@ -528,17 +528,12 @@ def _preview(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _said(h: MemoryHit) -> str | None:
-    """When a memory was said, as the block shows it (ADR 174)."""
-    return h.mentioned_at or h.created_at
-
-
 def _local_bullet(h: MemoryHit, timed_days: frozenset[str]) -> str:
     line = f"- {_preview(h.text, 500)}"
     line += f" (id: {h.id})" if h.id else " (id unavailable)"
     if h.source:
         line += f" [{h.source}]"
-    said = when_said(_said(h), timed_days)  # with the time when another memory shares the day (ADR 180)
+    said = when_said(h.said_at, timed_days)  # with the time when another memory shares the day (ADR 180)
     if said:
         line += f" ({said})"
     score = h.score if h.score is not None else h.importance
