@@ -30,16 +30,12 @@ TAIL_CHARS = 300
 SAME_SUBJECT = 0.6  # share of the shorter unit's content words the other must contain
 MIN_SHARED = 3  # and at least this many: "A says message 77" / "A answers message 77" are not a change of mind
 
-_MONTHS = {
-    name: n
-    for n, names in enumerate(
-        (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-         ("november", "nov"), ("december", "dec")),
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
+_MONTH_NAMES = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+    ("november", "nov"), ("december", "dec"),
+)  # fmt: skip
+_MONTHS = {name: n for n, names in enumerate(_MONTH_NAMES, start=1) for name in names}
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 # Numeric dates: "23.01.2024" is day first wherever dots are written; with slashes, "2024/01/23" is
@@ -55,8 +51,7 @@ _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
 # A month named without a year ("what did we change in May?", "during March", "last March"): the
 # latest such month, up to this one ("last": before this one). Full names only, after one of those
 # words, so "we may 4x the budget" and "the mar file" name no time (ADR 180).
-_FULL_MONTHS = frozenset(("january", "february", "march", "april", "may", "june", "july", "august",
-                          "september", "october", "november", "december"))  # fmt: skip
+_FULL_MONTHS = frozenset(names[0] for names in _MONTH_NAMES)
 _NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
 _AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
