@@ -17,6 +17,7 @@ read it from there (``coalesce(search_text, content)``), so nothing computes it 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -53,6 +54,22 @@ def indexed_columns(content: str, source: str, context: str) -> tuple[str | None
     search = search_text_of(content, source)
     words = content if search is None else search
     return search, unit_script_terms(words, neighbour_of(context))
+
+
+def stale_index_columns(rows: Iterable[Sequence[Any]]) -> list[tuple[str | None, str, int]]:
+    """``(search_text, script_terms, rowid)`` for each unit of ``rows`` whose stored columns
+    differ from what :func:`indexed_columns` gives. A row is a unit's ``(rowid, content, source,
+    context, search_text, script_terms)`` as stored; a deleted unit (content None) is skipped.
+    What the migration to version 6 and the healing of an older process's units (ADR 182) both
+    write back."""
+    updates: list[tuple[str | None, str, int]] = []
+    for rowid, content, source, context, search, terms in rows:
+        if content is None:
+            continue
+        words, script = indexed_columns(str(content), str(source), str(context or ""))
+        if words != search or script != terms:
+            updates.append((words, script, int(rowid)))
+    return updates
 
 
 def _argument_values(arguments: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .local_indexed import indexed_columns
+from .local_indexed import stale_index_columns
 
 REINDEX_BATCH = 256
 """At most this many noted units per retain: a long session of an old process is healed over a
@@ -30,13 +30,7 @@ def reindex_older_writes(conn: sqlite3.Connection) -> int:
     ).fetchall()
     if not noted:
         return 0
-    updates = []
-    for rowid, content, source, context, search, terms in noted:
-        if content is None:
-            continue
-        words, script = indexed_columns(str(content), str(source), str(context or ""))
-        if words != search or script != terms:
-            updates.append((words, script, rowid))
+    updates = stale_index_columns(noted)
     conn.executemany("UPDATE units SET search_text = ?, script_terms = ? WHERE rowid = ?", updates)
     conn.executemany("DELETE FROM units_reindex WHERE unit_rowid = ?", [(row[0],) for row in noted])
     return len(updates)

@@ -28,7 +28,7 @@ from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from ..timefmt import normalize_timestamp
 from .base import BackendError, ErrorKind
-from .local_indexed import indexed_columns
+from .local_indexed import stale_index_columns
 from .local_script import unit_script_terms
 
 SCHEMA_VERSION = 7
@@ -290,12 +290,8 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     if "search_text" not in {str(row[1]) for row in conn.execute("PRAGMA table_info(units)")}:
         conn.execute("ALTER TABLE units ADD COLUMN search_text TEXT")
-    for rows in _unit_chunks(conn, "content, context, source, script_terms", 2000):
-        updates = []
-        for rowid, content, context, source, old_terms in rows:
-            search, terms = indexed_columns(content, source, context)
-            if search is not None or terms != old_terms:
-                updates.append((search, terms, rowid))
+    for rows in _unit_chunks(conn, "content, source, context, search_text, script_terms", 2000):
+        updates = stale_index_columns(rows)  # search_text was just added: NULL, as version 5 had none
         conn.executemany("UPDATE units SET search_text = ?, script_terms = ? WHERE rowid = ?", updates)
     for statement in _statements(_V5_TO_V6_INDEX):
         conn.execute(statement)
