@@ -46,11 +46,12 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.governance import identity as ident
 from hindsight_hooks.hooks import Message
 from hindsight_hooks.retain.injected import is_injected
+from hindsight_hooks.timefmt import SAID_PATTERN
 
 TARGET_POINTS = 80.0
 ROOT = Path(__file__).resolve().parent.parent
 ITEM = re.compile(r"^\d+\. ((?:user|assistant): .*)$")
-DATE = re.compile(r" \(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?\)$")  # with the time on a shared day (ADR 180)
+DATE = re.compile(rf" \({SAID_PATTERN}\)$")  # the day an item was said, with its time on a shared day
 WARM_UP_S = 3.0  # the plugin's store loads the bank's vectors on its worker after its first recall
 
 

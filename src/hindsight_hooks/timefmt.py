@@ -152,6 +152,11 @@ def days_said_twice(stamps: Iterable[object]) -> frozenset[str]:
     return frozenset(day for day, count in days.items() if count > 1)
 
 
+SAID_PATTERN = r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?"
+"""What :func:`when_said` writes, as a regular expression: readers of a rendered memory (the echo
+guard, the block bench) take it off a line with this one pattern."""
+
+
 def when_said(stamp: object, timed_days: frozenset[str]) -> str:
     """What a memory shows of when it was said: ``YYYY-MM-DD``, or ``YYYY-MM-DD HH:MM UTC`` when
     its day is one of ``timed_days``; '' when the stamp names no day.

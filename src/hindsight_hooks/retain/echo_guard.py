@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fsutil import atomic_write_bytes, ensure_private_dir, open_private_append
 from ..governance.redact import redact_error
+from ..timefmt import SAID_PATTERN
 from .injected import (
     BLOCK_CLOSE,
     BLOCK_HEADER,
@@ -60,7 +61,7 @@ RECORD_VERSION = 2
 _MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
 _TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
 # The day an item was said (ADR 118), with its time when another item shares that day (ADR 180).
-_TRAILING_DAY = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?\)\s*$")
+_TRAILING_DAY = re.compile(rf"\s*\({SAID_PATTERN}\)\s*$")
 _QUOTES = "\"'`“”‘’*_ "
 _FIXED_TAGS = ("<hindsight-memory>", "</hindsight-memory>", "<hindsight_memories>", "</hindsight_memories>")
 
