@@ -50,8 +50,9 @@ def test_a_lone_surrogate_costs_neither_that_turn_nor_the_later_ones(local_proje
             for_model = host.context(t)
             t.append(assistant(f"answer r{n}x", n))
             host.agent_end(t)
-        # recall on the bad turn itself works, and finds what was stored
-        for_model = host.context([*t, user("the broken \ud800 parser question q1x again", 5)])
+        # recall on a broken prompt works, and finds what was stored (as a compacted session would:
+        # the turns still in view are not shown again, ADR 183)
+        for_model = host.context([user("the broken \ud800 parser question q1x again", 5)])
         block = injected_block(for_model)
     assert block is not None and "q1x" in str(block["content"])
     for n in (1, 2, 3, 4):

@@ -9,6 +9,7 @@ is active. Items travel in the Hindsight wire shape (docs/backends.md#hindsight-
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -100,9 +101,25 @@ class RetainOutcome:
         return out
 
 
+@dataclass(frozen=True)
+class InContext:
+    """What the model reads this turn besides the block: the session's live document and the
+    messages the host passed (ADR 183).
+
+    A memory whose words are one of these messages tells the model nothing it does not already
+    read, so a store that can tell (the embedded one, whose units are the messages themselves)
+    leaves it out of the block and shows the next memory instead. The Hindsight server's facts are
+    rewritten by its model and never match a message, so that backend ignores this.
+    """
+
+    document_id: str
+    messages: Sequence[Mapping[str, Any]]
+
+
 @dataclass
 class RecallRequest:
-    """A recall against one bank. ``tag_groups`` is the full scope+caller filter list (AND-ed)."""
+    """A recall against one bank. ``tag_groups`` is the full scope+caller filter list (AND-ed);
+    ``in_context``, when given, is what the model already reads (:class:`InContext`)."""
 
     query: str
     budget: Budget = "mid"
@@ -113,6 +130,7 @@ class RecallRequest:
     include_source_facts: bool = False
     max_source_facts_tokens: int = 4096
     limit: int | None = None
+    in_context: InContext | None = None
 
 
 def same_text_key(text: str) -> str:

@@ -48,6 +48,7 @@ from .local_rank import (
 )
 from .local_reflect import reflect_query, sandwich
 from .local_schema import slot_range
+from .local_seen import seen_in_context, unseen
 from .local_text import StemFinder, content_words, query_terms
 from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
@@ -156,8 +157,9 @@ class LocalRecall(LocalVectorWiring):
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
             shown = detailed(conn, ordered, max(2 * limit, 10))
+            seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
             chosen = cut_to_budget(
-                distinct_shown(covered_in_order(shown, keys, common, finder.found, near)),
+                distinct_shown(unseen(covered_in_order(shown, keys, common, finder.found, near), seen)),
                 limit,
                 request.max_tokens,
             )

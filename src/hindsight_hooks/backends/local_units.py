@@ -155,6 +155,17 @@ def message_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+def unit_prefix(message: Mapping[str, Any]) -> str:
+    """The label each unit of ``message`` starts with (``"user: "``), its role as the store spells it."""
+    role = str(message.get("role", "")).strip()[:_MAX_ROLE_CHARS] or "message"
+    return f"{role}: "
+
+
+def fits_one_unit(prefix: str, text: str) -> bool:
+    """Whether a message's ``text`` becomes one unit, ``prefix + text``, rather than pieces of it."""
+    return len(text) <= MESSAGE_UNIT_CHARS - len(prefix)
+
+
 def _is_message(value: object) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("role"), str)
 
@@ -188,8 +199,7 @@ def derive_units(content: str) -> tuple[list[DerivedUnit], Origin | None]:
         text = message_text(message)
         if not text:
             continue
-        role = str(message["role"]).strip()[:_MAX_ROLE_CHARS] or "message"
-        prefix = f"{role}: "
+        prefix = unit_prefix(message)
         occurred = normalize_timestamp(message.get("timestamp"))
         for piece in split_text(text, MESSAGE_UNIT_CHARS - len(prefix)):
             units.append(DerivedUnit(prefix + piece, occurred))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ...backends.base import BackendError, MemoryBackend, RecallRequest, RecallResult, server_unreachable
+from ...backends.base import BackendError, InContext, MemoryBackend, RecallRequest, RecallResult, server_unreachable
 from ...governance import identity as ident
 from ...governance.redact import redact_error
 from ...governance.session_meta import effective
@@ -64,6 +64,11 @@ def _last_user_content(msgs: list[Message]) -> Any:
     return None
 
 
+def _live_document(rt: SessionRuntime) -> str:
+    """The document this session's transcript is retained under."""
+    return ident.live_document_id(rt.identity.sid) if rt.identity is not None else ""
+
+
 def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | None:
     cfg = rt.cfg
     rc = cfg.recall
@@ -88,8 +93,9 @@ def run_context(rt: SessionRuntime, messages: list[Message]) -> list[Message] | 
 
     started = time.monotonic()
     clean = [m for m in messages if not is_injected(m)]
+    # The session is part of the key: its own messages are left out of the block (ADR 183).
     key = _CACHE.key(
-        [[s.bank_id, s.tag_groups] for s in active] + [rt.backend_key],
+        [[s.bank_id, s.tag_groups] for s in active] + [rt.backend_key, _live_document(rt)],
         _last_user_content(clean),
     )
     hit = _CACHE.get(key)
@@ -158,6 +164,7 @@ def _recall_all(
     planned: list[tuple[Scope, str, RecallRequest]] = []
     redact = rt.cfg.retain.redact_secrets
     body = query_body(msgs, rc, redact=redact)  # the same transcript part for every scope
+    in_context = InContext(_live_document(rt), msgs)  # not shown again: the model reads it (ADR 183)
     for scope in scopes:
         composed = compose_query(
             msgs, scope.kind, rc, repo_key=rt.identity.repo_key, cwd=rt.cwd, redact=redact, body=body
@@ -173,6 +180,7 @@ def _recall_all(
             include_source_facts=rc.include_source_facts,
             max_source_facts_tokens=rc.max_source_facts_tokens,
             limit=rc.top_k,
+            in_context=in_context,
         )
         planned.append((scope, composed.query, request))
     if backend.capabilities.bounded_recall:  # the embedded store without a foreign embedder (ADR 053)

@@ -1,0 +1,95 @@
+"""Which recalled units the model already reads in this turn's messages (ADR 183).
+
+The embedded store keeps a transcript as one unit per message (pieces of a long one), so in a
+long session the best matches for a prompt are often the session's own earlier turns, which the
+host sends to the model anyway. Shown again in the block they cost tokens and push out what the
+block is for: memories from other sessions. Here a unit is *seen* when
+
+- its text is a message of this turn, as the store would write that message's unit (same role
+  label, same text), whichever session said it; or
+- it belongs to this session's document and is a piece of one of this turn's long messages.
+
+A session the host has compacted no longer sends its early turns, so their units are not seen
+and are recalled like any other memory. The check is exact: a message the retain path changed
+(a redacted secret, say) does not match its unit, which is then shown, as before this ADR.
+
+Cost: the messages' texts are read once per recall, and only when a candidate reaches the cut;
+a unit is one set lookup, and only this session's units are searched in the long messages. A hook
+pays for the transcript's tail, not its length: only the newest :data:`VIEW_MESSAGES` messages
+and :data:`VIEW_CHARS` characters are read (about 0.6 ms here), and a unit said before them is
+shown as it was before this check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from .base import InContext, same_text_key
+from .local_rank import Candidate
+from .local_units import fits_one_unit, message_text, unit_prefix
+
+VIEW_MESSAGES = 400
+VIEW_CHARS = 400_000
+
+
+class SeenInContext:
+    """``seen(document_id, content)``: whether a unit is already in front of the model (module doc)."""
+
+    def __init__(self, in_context: InContext) -> None:
+        self._document_id = in_context.document_id
+        self._messages = in_context.messages
+        self._whole: set[str] | None = None
+        self._long: list[tuple[str, str]] = []  # (label, message text) of messages cut into pieces
+        self._long_keys: list[tuple[str, str]] | None = None
+
+    def _read(self) -> set[str]:
+        whole: set[str] = set()
+        chars = 0
+        for message in reversed(self._messages[-VIEW_MESSAGES:]):
+            if chars >= VIEW_CHARS:
+                break
+            if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+                continue
+            text = message_text(message)
+            if not text:
+                continue
+            chars += len(text)
+            prefix = unit_prefix(message)
+            if fits_one_unit(prefix, text):
+                whole.add(prefix + text)
+            else:
+                self._long.append((prefix, text))
+        self._whole = whole
+        return whole
+
+    def _pieces_of_long(self) -> list[tuple[str, str]]:
+        # A piece joins a message's paragraphs with one blank line, whatever the message had
+        # between them: compare with whitespace collapsed.
+        if self._long_keys is None:
+            self._long_keys = [(prefix, same_text_key(text)) for prefix, text in self._long]
+        return self._long_keys
+
+    def __call__(self, document_id: str, content: str) -> bool:
+        whole = self._whole if self._whole is not None else self._read()
+        if content in whole:
+            return True
+        if document_id != self._document_id or not self._long:
+            return False
+        for prefix, key in self._pieces_of_long():
+            if content.startswith(prefix) and same_text_key(content[len(prefix) :]) in key:
+                return True
+        return False
+
+
+def seen_in_context(in_context: InContext | None) -> Callable[[str, str], bool] | None:
+    """The check for ``in_context``, or ``None`` when the request says nothing about it."""
+    if in_context is None or not in_context.messages:
+        return None
+    return SeenInContext(in_context)
+
+
+def unseen(ordered: Iterable[Candidate], seen: Callable[[str, str], bool] | None) -> Iterator[Candidate]:
+    """``ordered`` without the units the model already reads (all of them when ``seen`` is None)."""
+    for cand in ordered:
+        if seen is None or not seen(cand.document_id, cand.content):
+            yield cand
