@@ -97,10 +97,9 @@ def main() -> int:
         },
     ]
     pm.hook.agent_end(messages=[dict(m) for m in transcript], ctx=ctx)
-    question = [
-        *transcript,
-        {"role": "user", "content": "which zebrafish compiler flag do we use?", "timestamp": now + 2},
-    ]
+    # The host starts the conversation over (its history cleared): memory must bring the flag back.
+    # Turns the host still sends are not repeated in the block (ADR 183).
+    question = [{"role": "user", "content": "which zebrafish compiler flag do we use?", "timestamp": now + 2}]
     replaced = [r for r in pm.hook.context(messages=[dict(m) for m in question], ctx=ctx) if r is not None]
     injected = json.dumps(replaced[-1]) if replaced else ""
     status_cmd = next((c for c in commands if c.name == "hindsight"), None)
