@@ -9,7 +9,9 @@ DESIGN.md targets (printed, never asserted):
    Overhead = plugin time − baseline time, per call. Every call carries a new
    user prompt, so each one is a real recall (the cache of §5.2 would otherwise answer); the cache
    hit is timed separately by repeating the same prompt. The store's own recall for the same query
-   is timed too, so the plugin's share is visible.
+   is timed too, so the plugin's share is visible. And the store's recall once more with a long
+   session in view (``LONG_SESSION`` messages passed as ``in_context``, ADR 183), beside the same
+   recall without them: the difference is what leaving out what the model reads costs a long session.
 2. ``agent_end`` on a 2,500- vs a 100-message transcript with the same new delta: cost ratio ≤ 1.5.
    Each session is first primed with a real retained run (the whole transcript but the delta), then
    grows by ``--delta`` messages per step; every step is one timed ``agent_end`` (cursor, projection,
@@ -53,7 +55,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.base import InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.config import load_config, resolve_local_path
 from hindsight_hooks.governance import identity as ident
@@ -64,6 +66,7 @@ T0 = 1_700_000_000_000
 MESSAGES_PER_ITEM = 5
 ITEMS_PER_BATCH = 500
 CONVERSATION = 20  # messages already in the session when a new prompt arrives
+LONG_SESSION = 400  # messages in view for the in-context row (ADR 183's read bound)
 TARGET_CONTEXT = (5.0, 20.0)  # p50, p99 ms
 TARGET_CONTEXT_SEMANTIC = (8.0, 25.0)  # issue 13: semantic on, query embedding included
 TARGET_AGENT_END_RATIO = 1.5
@@ -292,10 +295,13 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
     else:
         store = LocalBackend(db)
 
-    def store_recall(msgs: list[Message]) -> None:
+    long_view = conversation(text, LONG_SESSION, "")[:-1]
+
+    def store_recall(msgs: list[Message], in_view: list[Message] | None = None) -> None:
         body = compose_query(msgs, "project", cfg.recall, repo_key=who.repo_key, cwd=root).body
+        seen = InContext(ident.live_document_id("bench"), [*in_view, *msgs]) if in_view else None
         request = RecallRequest(query=body, budget=cfg.recall.budget, max_tokens=cfg.recall.max_tokens,
-                                types=None, tag_groups=groups, limit=cfg.recall.top_k)  # fmt: skip
+                                types=None, tag_groups=groups, limit=cfg.recall.top_k, in_context=seen)  # fmt: skip
         store.recall(who.project_bank_id or "", request)
 
     with plugin_host(root, session) as plugged, bare_host(root, session) as bare:
@@ -304,12 +310,13 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
             bare.context(msgs)
             injected += len(plugged.context(msgs)) - len(msgs)
             store_recall(msgs)
-        base_ms, plug_ms, hit_ms, store_ms, over_ms = [], [], [], [], []
+        base_ms, plug_ms, hit_ms, store_ms, over_ms, long_ms = [], [], [], [], [], []
         for msgs in transcripts[20:]:  # interleaved, so machine noise hits each case alike
             b = timed(partial(bare.context, msgs))
             p = timed(partial(plugged.context, msgs))
             h = timed(partial(plugged.context, msgs))  # same prompt again: the §5.2 cache answers
             s = timed(partial(store_recall, msgs))
+            long_ms.append(timed(partial(store_recall, msgs, long_view)))
             base_ms.append(b)
             plug_ms.append(p)
             hit_ms.append(h)
@@ -329,6 +336,7 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
     store.close()
     return {
         "baseline": base_ms, "plugin": plug_ms, "cache_hit": hit_ms, "store_recall": store_ms,
+        "store_recall_long_view": long_ms,
         "overhead": over_ms, "injected_in_warmup": injected, "with_block_of_20": found, "profile": prof_text,
         "complaints": trouble, "semantic": semantic, "store_mode": store.last_search_mode,
     }  # fmt: skip
@@ -466,11 +474,15 @@ def report_context(ctx: dict[str, Any], units: int, args: argparse.Namespace) ->
     print(line("plugin overhead (difference)", ctx["overhead"]))
     print(line("host + plugin, cache hit", ctx["cache_hit"]))
     print(line("LocalBackend.recall alone", ctx["store_recall"]))
+    print(line(f"  same, {LONG_SESSION} messages in view", ctx["store_recall_long_view"]))
     target = TARGET_CONTEXT_SEMANTIC if ctx["semantic"] else TARGET_CONTEXT
     print(f"  ratio plugin/baseline p50 = {p50 / b50:.1f}x;  overhead p50 {o50:.2f} ms (target ≤ "
           f"{target[0]:.0f}), p99 {o99:.2f} ms (target ≤ {target[1]:.0f})"
           f"  -> {'met' if o50 <= target[0] and o99 <= target[1] else 'NOT met'}")  # fmt: skip
     print(f"  store share of the overhead p50: {statistics.median(ctx['store_recall']) / max(o50, 1e-9):.0%}")
+    extra = statistics.median(ctx["store_recall_long_view"]) - statistics.median(ctx["store_recall"])
+    print(f"  a long session in view (ADR 183) adds p50 {extra:.2f} ms to the recall (baseline: the same recall "
+          f"without it, above)")  # fmt: skip
     if args.profile:
         print("\n  cProfile, 100 context calls (cumulative):\n" + ctx["profile"])
     if ctx["complaints"]:
