@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hindsight_hooks.backends.local_units import (
     MESSAGE_UNIT_CHARS,
     PLAIN_UNIT_CHARS,
+    TOOL_VALUE_CHARS,
     derive_units,
     origin_of,
+    shortened_arguments,
     split_text,
 )
 from hindsight_hooks.timefmt import normalize_timestamp
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import item, make, raw
 
 
 def test_transcript_array_gives_one_unit_per_message_with_text() -> None:
@@ -127,3 +132,79 @@ def test_store_uses_message_units_dated_by_their_own_message(tmp_path: Path) -> 
 
     occurred, context = raw(backend.path).execute("SELECT occurred_at, context FROM units").fetchone()
     assert occurred == "2024-05-01T10:00:00.000Z" and context == "ctx"
+
+
+# -- a tool call's long arguments (ADR 184) ----------------------------------------------------------
+
+
+def _write_call(path: str, body: str) -> dict[str, object]:
+    return {"type": "toolCall", "id": "w1", "name": "Write", "arguments": {"file_path": path, "content": body}}
+
+
+FILE_BODY = "\n".join(f"def handler_{n}(request):\n    return cache.get(request.key)" for n in range(200))
+
+
+def test_a_tool_calls_long_values_are_cut_and_its_short_ones_kept_whole() -> None:
+    edits = [{"old_string": "a" * 500, "new_string": "b" * 500}, {"old_string": "x", "new_string": "y"}]
+    calls = [
+        _write_call("src/cache/store.py", FILE_BODY),
+        {"type": "toolCall", "id": "e1", "name": "MultiEdit", "arguments": {"file_path": "a.py", "edits": edits}},
+    ]
+    units, _ = derive_units(json.dumps([{"role": "assistant", "content": calls}]))
+    assert len(units) == 1  # a 10 kB file written is one unit, not five pieces of its code
+    write_line, edit_line = units[0].content.removeprefix("assistant: ").split("\n")
+    write = json.loads(write_line.removeprefix("[toolCall Write] "))
+    assert write["file_path"] == "src/cache/store.py"
+    assert write["content"] == FILE_BODY[:TOOL_VALUE_CHARS].rstrip() + "…"
+    edit = json.loads(edit_line.removeprefix("[toolCall MultiEdit] "))
+    assert edit["edits"] == [
+        {"old_string": "a" * TOOL_VALUE_CHARS + "…", "new_string": "b" * TOOL_VALUE_CHARS + "…"},
+        {"old_string": "x", "new_string": "y"},
+    ]
+
+
+def test_the_document_keeps_the_whole_call_and_recall_shows_the_short_one(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    try:
+        said = [
+            {"role": "user", "content": "Write the cache store module"},
+            {"role": "assistant", "content": [_write_call("src/cache/store.py", FILE_BODY)]},
+        ]
+        backend.retain_batch("b", [item(json.dumps(said), "d1", source="auto")], operation_id="w")
+        with raw(tmp_path / "memory.db") as conn:
+            (text,) = conn.execute("SELECT text FROM document_parts WHERE document_id = 'd1'").fetchone()
+            units = [row[0] for row in conn.execute("SELECT content FROM units ORDER BY rowid")]
+        assert json.loads(text)[1]["content"][0]["arguments"]["content"] == FILE_BODY  # the document keeps it all
+        assert len(units) == 2 and all(len(u) < 400 for u in units)
+        from hindsight_hooks.backends.base import RecallRequest
+
+        hits = backend.recall("b", RecallRequest(query="cache store handler", limit=8)).hits
+        assert any("[toolCall Write]" in h.text and "…" in h.text for h in hits)
+    finally:
+        backend.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=400),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=12,
+    )
+)
+def test_shortened_arguments_keep_each_strings_start_and_are_stable(value: object) -> None:
+    short = shortened_arguments(value)
+
+    def strings(v: object) -> list[str]:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list):
+            return [s for x in v for s in strings(x)]
+        if isinstance(v, dict):
+            return [s for x in v.values() for s in strings(x)]
+        return []
+
+    for before, after in zip(strings(value), strings(short), strict=True):
+        assert len(after) <= TOOL_VALUE_CHARS + 1
+        assert after == before or (after.endswith("…") and before.startswith(after[:-1]))
+    assert shortened_arguments(short) == short or any(len(s) > TOOL_VALUE_CHARS for s in strings(short))

@@ -22,6 +22,10 @@ from ..timefmt import normalize_timestamp
 
 MESSAGE_UNIT_CHARS = 2000
 PLAIN_UNIT_CHARS = 4000
+TOOL_VALUE_CHARS = 120
+"""A tool call's string argument keeps this many characters in its unit (ADR 184): the file an
+edit touched, the command a shell ran, the start of a long value; not a whole file's code."""
+_TOOL_VALUE_DEPTH = 6
 _MAX_ROLE_CHARS = 40
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
@@ -116,6 +120,21 @@ def _compact_json(value: object) -> str:
         return str(value)
 
 
+def shortened_arguments(value: object, depth: int = 0) -> object:
+    """A tool call's arguments with each string longer than :data:`TOOL_VALUE_CHARS` cut there and
+    ending in "…" (nested lists and objects too, to a bounded depth). The transcript the unit comes
+    from keeps them whole in its document."""
+    if isinstance(value, str):
+        return value if len(value) <= TOOL_VALUE_CHARS else value[:TOOL_VALUE_CHARS].rstrip() + "…"
+    if depth >= _TOOL_VALUE_DEPTH:
+        return value if not isinstance(value, list | dict) else "…"
+    if isinstance(value, list):
+        return [shortened_arguments(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {k: shortened_arguments(v, depth + 1) for k, v in value.items()}
+    return value
+
+
 def _parts_text(content: object) -> str:
     """Text of a message ``content``: a string, or text/toolCall parts (images, thinking skipped)."""
     if isinstance(content, str):
@@ -135,7 +154,8 @@ def _parts_text(content: object) -> str:
         elif kind == "toolCall":
             name = part.get("name") if isinstance(part.get("name"), str) else "tool"
             args = part.get("arguments")
-            lines.append(f"[toolCall {name}] {_compact_json(args)}" if args else f"[toolCall {name}]")
+            shown = f" {_compact_json(shortened_arguments(args))}" if args else ""
+            lines.append(f"[toolCall {name}]{shown}")
     return "\n".join(line for line in lines if line.strip()).strip()
 
 
