@@ -98,6 +98,20 @@ def test_compaction_keeps_one_conversation_and_drops_the_summary(tmp_path: Path)
     ]
 
 
+def test_what_the_model_reads_now_starts_at_the_newest_compaction(tmp_path: Path) -> None:
+    """Recall reads the conversation since the newest compaction: the turns before it are no longer
+    sent to the model, so the block must not leave them out (ADR 183)."""
+    s = _session(tmp_path)
+    s.turn("first era", "first reply")
+    s.compact("Summary: the first era.")
+    s.turn("second era", "second reply")
+    s.compact("Summary: both eras.")
+    s.turn("third era", "third reply")
+    in_view = [(m["role"], message_text(m)) for m in read_transcript(s.path, since_compaction=True)]
+    assert in_view == [("user", "third era"), ("assistant", "third reply")]
+    assert len(_texts(s)) == 6  # retain still reads one conversation across compactions
+
+
 def test_sidechains_broken_lines_and_uuid_less_lines_are_skipped(tmp_path: Path) -> None:
     s = _session(tmp_path)
     s.user("main question")

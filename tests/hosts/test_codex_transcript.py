@@ -67,6 +67,20 @@ def test_a_compaction_summary_is_not_a_message_and_the_rollout_goes_on(tmp_path:
     assert texts == ["alpha: use tabs", "ok alpha", "beta: use spaces", "ok beta"]
 
 
+def test_what_the_model_reads_now_starts_after_the_newest_compaction(tmp_path: Path) -> None:
+    """Recall reads the rollout since its newest ``compacted`` line: what came before was replaced
+    by the compaction, so the block must not leave it out (ADR 183)."""
+    r = _rollout(tmp_path)
+    r.exchange("alpha: use tabs", "ok alpha")
+    r.compacted("Summary: the user chose tabs")
+    r.exchange("beta: use spaces", "ok beta")
+    r.compacted("Summary: tabs, then spaces")
+    r.exchange("gamma: use both", "ok gamma")
+    in_view = [message_text(m) for m in read_transcript(r.path, since_compaction=True)]
+    assert in_view == ["gamma: use both", "ok gamma"]
+    assert len(read_transcript(r.path)) == 6  # retain still reads the whole rollout
+
+
 def test_a_rollback_takes_the_last_turns_back(tmp_path: Path) -> None:
     r = _rollout(tmp_path)
     r.exchange("keep this", "kept")

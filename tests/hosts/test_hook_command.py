@@ -194,6 +194,27 @@ def test_after_compaction_only_the_new_turn_is_retained(tmp_path: Path, runner: 
     assert project.unit_count("Summary") == 0
 
 
+def test_after_compaction_the_turns_it_replaced_come_back_in_the_block(
+    tmp_path: Path, runner: HookRunner, project: Project
+) -> None:
+    """The transcript file keeps the turns before a compaction, but the model is no longer sent them:
+    recall brings them back, and leaves out only what follows the compaction (ADR 183)."""
+    s = _session(tmp_path, project)
+    s.turn("alpha decision: the cache uses tabs qq1", "ok alpha qq2")
+    assert runner.run("Stop", s.event("Stop", last_assistant_message="ok alpha qq2")).returncode == 0
+    assert wait_until(lambda: project.unit_count("qq1") == 1 and _queue_drained(project), 60)
+    s.user("what did we decide for the cache?")
+    before = runner.run("UserPromptSubmit", s.event("UserPromptSubmit", prompt="what did we decide for the cache?"))
+    assert "qq1" not in before.context  # still in the conversation the model is sent
+    s.say("You decided tabs.")
+    s.compact("Summary: a decision about the cache")
+    s.user("remind me: what did we decide for the cache?")
+    after = runner.run(
+        "UserPromptSubmit", s.event("UserPromptSubmit", prompt="remind me: what did we decide for the cache?")
+    )
+    assert after.returncode == 0 and "qq1" in after.context
+
+
 def test_session_two_is_given_what_session_one_decided(tmp_path: Path, runner: HookRunner, project: Project) -> None:
     one = _session(tmp_path, project)
     _warm(runner, one)

@@ -63,10 +63,18 @@ def _read(path: Path, tail_bytes: int | None) -> list[Message]:
     return read_transcript(path, tail_bytes)
 
 
+def _read_in_view(path: Path, tail_bytes: int | None) -> list[Message]:
+    """The current branch since its newest compaction: what the model is sent now (ADR 183)."""
+    from ..importer.claude_session import read_transcript
+
+    return read_transcript(path, tail_bytes, since_compaction=True)
+
+
 ADAPTER = TranscriptAdapter(
     HostProfile(
         name=NAME,
         read=_read,
+        read_in_view=_read_in_view,
         deadlines_s=DEADLINES_S,
         start_events=frozenset({"SessionStart"}),
         prompt_events=frozenset({"UserPromptSubmit"}),

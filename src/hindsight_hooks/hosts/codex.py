@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 from ..importer.codex_session import read_transcript
@@ -48,6 +49,7 @@ ADAPTER = TranscriptAdapter(
     HostProfile(
         name=NAME,
         read=read_transcript,
+        read_in_view=partial(read_transcript, since_compaction=True),  # what the model is sent now (ADR 183)
         deadlines_s=DEADLINES_S,
         start_events=frozenset({"SessionStart"}),
         prompt_events=frozenset({"UserPromptSubmit"}),

@@ -50,6 +50,11 @@ class HostProfile:
     start_events: frozenset[str]
     prompt_events: frozenset[str]
     retain_events: frozenset[str]
+    read_in_view: Reader | None = None
+    """The reader of what the model is sent now, for recall: a host whose file keeps the turns
+    before a compaction (Claude Code, Codex) reads from its newest compaction, so the block does not
+    leave out turns the model no longer sees (ADR 183). ``None``: :attr:`read` (Gemini's file is
+    the compacted history already)."""
     reply_field: str | None = None
     """The payload key holding the final reply of a retain event (to wait for it to be written)."""
     skip_prompt: Callable[[str], bool] = lambda prompt: False
@@ -112,7 +117,7 @@ class TranscriptAdapter:
         prompt = hook.payload.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip() or self.profile.skip_prompt(prompt):
             return {}
-        messages = self._transcript(hook, RECALL_TAIL_BYTES)
+        messages = self._transcript(hook, RECALL_TAIL_BYTES, self.profile.read_in_view)
         last = messages[-1] if messages else None
         if not (last and last.get("role") == "user" and message_text(last).strip() == prompt.strip()):
             messages.append(user_message(prompt))
@@ -120,11 +125,11 @@ class TranscriptAdapter:
         return self.context_answer(hook.name, block) if block else {}
 
     # -- retain ---------------------------------------------------------------------------------
-    def _transcript(self, hook: HookEvent, tail_bytes: int | None) -> list[Message]:
+    def _transcript(self, hook: HookEvent, tail_bytes: int | None, reader: Reader | None = None) -> list[Message]:
         if hook.transcript is None:
             return []
         try:
-            return self.profile.read(hook.transcript, tail_bytes)
+            return (reader or self.profile.read)(hook.transcript, tail_bytes)
         except OSError:
             return []
 

@@ -61,8 +61,12 @@ _NOISE_PREFIXES = (
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
 
 
-def current_chain(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The lines of the current branch, oldest first (the newest non-sidechain line is the leaf)."""
+def current_chain(lines: Iterable[dict[str, Any]], *, across_compactions: bool = True) -> list[dict[str, Any]]:
+    """The lines of the current branch, oldest first (the newest non-sidechain line is the leaf).
+
+    ``across_compactions=False`` stops at the newest compaction boundary: what the model is sent
+    now, not what it was sent before a compaction (ADR 183).
+    """
     by_uuid: dict[str, dict[str, Any]] = {}
     leaf: dict[str, Any] | None = None
     for obj in lines:
@@ -83,6 +87,8 @@ def current_chain(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         chain.append(node)
         parent = node.get("parentUuid")
         if not parent and node.get("type") == "system" and node.get("subtype") == "compact_boundary":
+            if not across_compactions:
+                break
             parent = node.get("logicalParentUuid")
         node = by_uuid.get(parent) if isinstance(parent, str) else None
     chain.reverse()
@@ -230,6 +236,7 @@ def to_messages(chain: Iterable[dict[str, Any]]) -> list[Message]:
     return [m for m in builder.messages if m["role"] != "assistant" or m["content"]]
 
 
-def read_transcript(path: Path, tail_bytes: int | None = None) -> list[Message]:
-    """The current branch of a Claude Code transcript as Pi-shaped messages, oldest first."""
-    return to_messages(current_chain(read_lines(path, tail_bytes)))
+def read_transcript(path: Path, tail_bytes: int | None = None, *, since_compaction: bool = False) -> list[Message]:
+    """The current branch of a Claude Code transcript as Pi-shaped messages, oldest first; with
+    ``since_compaction``, only what follows its newest compaction (what the model reads now)."""
+    return to_messages(current_chain(read_lines(path, tail_bytes), across_compactions=not since_compaction))

@@ -207,13 +207,19 @@ class _Builder:
                 count -= 1
 
 
-def to_messages(lines: Iterable[dict[str, Any]]) -> list[Message]:
+def to_messages(lines: Iterable[dict[str, Any]], *, since_compaction: bool = False) -> list[Message]:
+    """The rollout's messages; with ``since_compaction``, only those after its newest ``compacted``
+    line (what the model is sent now: the compaction replaced what came before, ADR 183)."""
     builder = _Builder()
     for line in lines:
+        if since_compaction and line.get("type") == "compacted":
+            builder = _Builder()
+            continue
         builder.add(line)
     return [m for m in builder.messages if m["role"] != "assistant" or m["content"]]
 
 
-def read_transcript(path: Path, tail_bytes: int | None = None) -> list[Message]:
-    """A Codex rollout (or its last ``tail_bytes``) as Pi-shaped messages, oldest first."""
-    return to_messages(read_lines(path, tail_bytes))
+def read_transcript(path: Path, tail_bytes: int | None = None, *, since_compaction: bool = False) -> list[Message]:
+    """A Codex rollout (or its last ``tail_bytes``) as Pi-shaped messages, oldest first (see
+    :func:`to_messages` for ``since_compaction``)."""
+    return to_messages(read_lines(path, tail_bytes), since_compaction=since_compaction)
