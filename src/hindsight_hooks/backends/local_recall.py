@@ -21,6 +21,7 @@ from .local_alongside import alongside
 from .local_dense import RECALL_WAIT_S
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
+from .local_prefix import with_prefixes
 from .local_query import (
     K_RANK,
     K_ROWID,
@@ -126,6 +127,8 @@ class LocalRecall(LocalVectorWiring):
                     conn, search, request.query, terms, (need, limit), (end, signal)
                 )
             else:
+                if terms:  # a word no unit says is searched by its beginning (ADR 185)
+                    terms = with_prefixes(terms, search.term_counts)
                 result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
                 candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
             self.last_search_mode = result.mode

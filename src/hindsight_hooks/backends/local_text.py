@@ -26,6 +26,8 @@ from .local_script import literal as script_literal
 from .local_script import query_terms as script_query_terms
 
 MAX_TERMS = 12
+PREFIX_MARK = "*"
+"""Ends a word term searched by its beginning (``local_prefix``, ADR 185); no ``\\w+`` token has it."""
 ROLE_LABEL_MAX = 40  # a unit's ``role:`` label is one word of at most this many characters
 _WORD = re.compile(r"\w+")
 _FTS_TOKEN = re.compile(r"[^\W_]+")
@@ -106,9 +108,19 @@ def match_expression(terms: list[str]) -> str:
     return " OR ".join(term_expression(t) for t in terms)
 
 
+def is_prefix_term(term: str) -> bool:
+    """A word term searched by its beginning (ADR 185): its stem's first letters and :data:`PREFIX_MARK`."""
+    return term.endswith(PREFIX_MARK) and not is_script_term(term)
+
+
 def term_expression(term: str) -> str:
-    """One term's FTS5 expression: a word is quoted (terms never contain quotes)."""
-    return script_expression(term) if is_script_term(term) else f'"{term}"'
+    """One term's FTS5 expression: a word is quoted (terms never contain quotes); a prefix term is
+    a quoted prefix query, which FTS5 stems and then matches against the start of indexed stems."""
+    if is_script_term(term):
+        return script_expression(term)
+    if is_prefix_term(term):
+        return f'"{term[: -len(PREFIX_MARK)]}" *'
+    return f'"{term}"'
 
 
 def _fold(text: str) -> str:
@@ -140,7 +152,7 @@ def term_key(term: str) -> tuple[str, ...]:
 
     A script term (ADR 115) is its own key: :class:`StemFinder` finds it by its literal text.
     """
-    if is_script_term(term):
+    if is_script_term(term) or is_prefix_term(term):
         return (term,)
     return tuple(porter_stem(t) for t in fts_tokens(term))
 
@@ -158,8 +170,10 @@ class StemFinder:
         self.stems = stems
         by_prefix: dict[str, set[str]] = {}
         self._literals = {stem: script_literal(stem) for stem in stems if is_script_term(stem)}
+        # A prefix term (ADR 185) is found where a token's stem starts with the prefix as FTS5 stems it.
+        self._starts = {key: porter_stem(key[: -len(PREFIX_MARK)]) for key in stems if is_prefix_term(key)}
         for stem in stems:
-            if stem not in self._literals:
+            if stem not in self._literals and stem not in self._starts:
                 by_prefix.setdefault(stem[:-1], set()).add(stem)
         self._by_prefix = by_prefix
 
@@ -169,6 +183,9 @@ class StemFinder:
             normal = normal_text(text)
             hits.update(key for key, lit in self._literals.items() if lit in normal)
         folded = _fold(text)
+        for key, begins in self._starts.items():
+            if self._starts_a_stem(folded, begins):
+                hits.add(key)
         for prefix, wanted in self._by_prefix.items():
             if not prefix:
                 hits.update(wanted & {porter_stem(t) for t in _FTS_TOKEN.findall(folded)})
@@ -185,6 +202,20 @@ class StemFinder:
                                 break
                 start = folded.find(prefix, start + 1)
         return frozenset(hits)
+
+    @staticmethod
+    def _starts_a_stem(folded: str, start: str) -> bool:
+        """Whether a token of ``folded`` has a stem that begins with ``start`` (a stem keeps all of
+        its token but the last letter, so the token begins with ``start`` less its last letter)."""
+        probe = start[:-1]
+        at = folded.find(probe)
+        while at != -1:
+            if at == 0 or not _is_token_char(folded[at - 1]):
+                token = _TOKEN_AT.match(folded, at)
+                if token is not None and porter_stem(token.group()).startswith(start):
+                    return True
+            at = folded.find(probe, at + 1)
+        return False
 
 
 def _is_token_char(ch: str) -> bool:
