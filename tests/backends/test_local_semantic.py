@@ -609,3 +609,19 @@ def test_a_store_searched_by_words_only_starts_no_helper_thread(tmp_path: Path) 
     seen = json.loads(out.stdout)
     assert seen["hits"] > 0
     assert (seen["futures"], seen["threads"]) == (False, 1)
+
+
+def test_an_inflection_the_stemmer_does_not_know_is_found_by_its_beginning_in_hybrid_too(tmp_path: Path) -> None:
+    """ADR 185 with the extra: the vectors do not place "déploie" near "déploiements", the word
+    search's prefix does, while the vector side keeps the word itself."""
+    # no "deploy" here: Porter stems it as it stems "déploie", and a word the bank says is not widened
+    texts = [
+        "Les déploiements se font uniquement le mardi.",
+        "Wir verwenden Redis für die Sitzungen.",
+        FACTS[0],
+        FACTS[3],
+    ]
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db", texts))
+    assert found(backend, "quand est-ce qu'on déploie ?")[:1] == [texts[0]]
+    assert "dense" in backend.last_search_mode
+    assert found(backend, "Sitzung")[:1] == [texts[1]]

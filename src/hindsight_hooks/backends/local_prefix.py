@@ -7,12 +7,12 @@ is to one it does say:
 - an inflection Porter does not know: French "déploie" beside "déploiements", German "Sitzung"
   beside "Sitzungen", "verwenden" beside "verwendet".
 
-Without the ``[semantic]`` extra nothing else would find them. Such a word, when its stem has at
-least :data:`MIN_STEM` letters, is searched instead by the first ``max(5, len − 2)`` letters of its
-stem, as an FTS5 prefix query, provided some unit of the bank starts a word that way. A word the
-bank says is never touched, so a prompt whose words are all known searches exactly as before.
-With the extra, such a word already gets a search by meaning of its own (ADR 176), and this is not
-used.
+Without the ``[semantic]`` extra nothing else would find them, and the extra's static vectors do
+not place an inflection near its forms. Such a word, when its stem has at least :data:`MIN_STEM`
+letters, is searched by the bm25 side instead by the first ``max(5, len − 2)`` letters of its stem,
+as an FTS5 prefix query, provided some unit of the bank starts a word that way. A word the bank
+says is never touched, so a prompt whose words are all known searches exactly as before. The
+query's vectors (ADR 176) still come from the word itself.
 """
 
 from __future__ import annotations

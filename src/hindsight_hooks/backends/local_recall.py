@@ -122,14 +122,15 @@ class LocalRecall(LocalVectorWiring):
                 conn, lo, hi, filters, window=window, max_windows=self.max_windows, counts=self._term_counts
             )
             need = max(limit * 3, 50)
+            # The word search takes a word no unit says by its beginning (ADR 185); the vector
+            # side keeps the word itself.
+            words = with_prefixes(terms, search.term_counts) if terms else terms
             if semantic:
                 result, candidates, hybrid = self._by_words_and_meaning(
-                    conn, search, request.query, terms, (need, limit), (end, signal)
+                    conn, search, request.query, (terms, words), (need, limit), (end, signal)
                 )
             else:
-                if terms:  # a word no unit says is searched by its beginning (ADR 185)
-                    terms = with_prefixes(terms, search.term_counts)
-                result = search.run(terms, need, limit) if terms else SearchResult([], "empty")
+                result = search.run(words, need, limit) if words else SearchResult([], "empty")
                 candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
             self.last_search_mode = result.mode
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
@@ -141,7 +142,7 @@ class LocalRecall(LocalVectorWiring):
             # The count rule counts only the terms the bank holds (ADR 160): a word no unit has cannot
             # be covered. With two terms only the common-word bar applies, and it reads the counts
             # only for a unit that matches one of them (a term no unit says is never common).
-            covered = search.in_bank(terms) if len(terms) >= COVERAGE_MIN_TERMS else terms
+            covered = search.in_bank(words) if len(words) >= COVERAGE_MIN_TERMS else words
             keys = term_keys(covered)
 
             @cache
@@ -209,14 +210,15 @@ class LocalRecall(LocalVectorWiring):
         conn: sqlite3.Connection,
         search: CandidateSearch,
         query: str,
-        terms: list[str],
+        term_lists: tuple[list[str], list[str]],
         sizes: tuple[int, int],
         bounds: tuple[float | None, threading.Event | None],
     ) -> tuple[SearchResult, list[Candidate], bool]:
         """The bm25 search and, once the bank's matrix is in memory, the vector search: the lexical
         result, the candidates of both, and whether the vectors took part.
 
-        ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the
+        ``term_lists``: the query's terms, for its vectors, and the words the bm25 search takes
+        (ADR 185); ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the
         recall's deadline (``time.monotonic``) and abort signal. When the terms match many units
         the bm25 statement runs on a helper thread with a connection of its own (ADR 177) while
         this thread, on ``conn``, computes the query's vectors, finds the nearest units and reads
@@ -225,11 +227,12 @@ class LocalRecall(LocalVectorWiring):
         100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
         assert self._semantic is not None and self._worker is not None
+        terms, words = term_lists
         need, limit = sizes
         lo, hi, model, worker = search.lo, search.hi, self._semantic.model, self._worker
 
         def by_words() -> SearchResult:  # on this thread and ``conn``
-            return search.run(terms, need, limit) if terms else SearchResult([], "empty")
+            return search.run(words, need, limit) if words else SearchResult([], "empty")
 
         def lexical_only(result: SearchResult) -> tuple[SearchResult, list[Candidate], bool]:
             worker.submit(partial(self._warm, lo, hi, model))  # the worker reads the bank
@@ -239,9 +242,9 @@ class LocalRecall(LocalVectorWiring):
             return lexical_only(by_words())
         # The terms' match counts (which the query vector reads too) tell how many rows bm25 will
         # rank: a helper thread pays only when that is more than a fraction of a millisecond.
-        matches = search.term_counts(terms) if terms else []
+        matches = search.term_counts(words) if words else []
         by_helper = sum(matches) >= ALONGSIDE_MIN_ROWS
-        lexical = alongside(partial(self._words_alone, search, terms, sizes, bounds)) if by_helper else None
+        lexical = alongside(partial(self._words_alone, search, words, sizes, bounds)) if by_helper else None
         try:
             with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
                 if bank is None:  # another session's read is under way, or the bank must be read anew
