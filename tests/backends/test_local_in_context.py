@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import InContext, RecallRequest
-from hindsight_hooks.backends.local_seen import VIEW_MESSAGES
+from hindsight_hooks.backends.local_seen import VIEW_CHARS, VIEW_MESSAGES
 from hindsight_hooks.backends.local_units import MESSAGE_UNIT_CHARS
 from tests.backends.test_local_support import item, make
 
@@ -171,5 +171,19 @@ def test_only_the_transcripts_tail_is_read(tmp_path: Path) -> None:
         filler = [msg("assistant", f"filler {n}") for n in range(VIEW_MESSAGES)]
         shown = recalled(backend, "zeta decision", InContext(NOW, [oldest, *filler, newest]))
         assert shown == ["user: kickoff decision zeta one"]
+    finally:
+        backend.close()
+
+
+def test_a_huge_message_ends_the_reading_before_its_text_is_copied(tmp_path: Path) -> None:
+    """The view's character bound is checked on a message's size before its text is read: a tool
+    output larger than VIEW_CHARS ends the view, and the turns before it are shown as before."""
+    backend = make(tmp_path)
+    try:
+        said = msg("user", "kickoff decision omega one")
+        backend.retain_batch(BANK, [item(transcript(said), NOW, source="auto")], operation_id="op8")
+        huge = {"role": "toolResult", "content": [{"type": "text", "text": "x " * VIEW_CHARS}]}
+        assert recalled(backend, "omega decision", InContext(NOW, [said, huge])) == ["user: kickoff decision omega one"]
+        assert recalled(backend, "omega decision", InContext(NOW, [huge, said])) == []
     finally:
         backend.close()

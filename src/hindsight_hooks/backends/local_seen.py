@@ -46,14 +46,14 @@ class SeenInContext:
         whole: set[str] = set()
         chars = 0
         for message in reversed(self._messages[-VIEW_MESSAGES:]):
-            if chars >= VIEW_CHARS:
-                break
             if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
                 continue
+            chars += _text_size(message.get("content"))  # before reading it: a 5 MB tool output stops here
+            if chars > VIEW_CHARS:
+                break
             text = message_text(message)
             if not text:
                 continue
-            chars += len(text)
             prefix = unit_prefix(message)
             if fits_one_unit(prefix, text):
                 whole.add(prefix + text)
@@ -79,6 +79,17 @@ class SeenInContext:
             if content.startswith(prefix) and same_text_key(content[len(prefix) :]) in key:
                 return True
         return False
+
+
+def _text_size(content: object) -> int:
+    """About how many characters of text ``content`` holds, without copying any of it."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(
+            len(part["text"]) for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return 0
 
 
 def seen_in_context(in_context: InContext | None) -> Callable[[str, str], bool] | None:
