@@ -187,3 +187,29 @@ def test_a_huge_message_ends_the_reading_before_its_text_is_copied(tmp_path: Pat
         assert recalled(backend, "omega decision", InContext(NOW, [huge, said])) == []
     finally:
         backend.close()
+
+
+class CountedReads(list[dict[str, Any]]):
+    """A host's message list that counts how often its tail is taken (what a view reads)."""
+
+    reads = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            CountedReads.reads += 1
+        return super().__getitem__(index)
+
+
+def test_a_turns_recalls_in_two_banks_read_its_messages_once(tmp_path: Path) -> None:
+    backend = store_both(tmp_path)
+    try:
+        backend.retain_batch("other", [item(transcript(*TODAY_TURNS), NOW, source="auto")], operation_id="op9")
+        view = InContext(NOW, CountedReads(TODAY_TURNS))
+        CountedReads.reads = 0
+        for bank in (BANK, "other"):  # the project bank, then the user bank, as the context hook asks
+            request = RecallRequest(query="invoice numbers", limit=8, max_tokens=100_000, in_context=view)
+            shown = [hit.text for hit in backend.recall(bank, request).hits]
+            assert "user: Invoice numbers are sequential per customer." not in shown
+        assert CountedReads.reads == 1
+    finally:
+        backend.close()

@@ -13,7 +13,8 @@ A session the host has compacted no longer sends its early turns, so their units
 and are recalled like any other memory. The check is exact: a message the retain path changed
 (a redacted secret, say) does not match its unit, which is then shown, as before this ADR.
 
-Cost: the messages' texts are read once per recall, and only when a candidate reaches the cut;
+Cost: the messages' texts are read once per turn (the project and user banks' recalls share the
+request's ``InContext``, and with it what was read), and only when a candidate reaches the cut;
 a unit is one set lookup, and only this session's units are searched in the long messages. A hook
 pays for the transcript's tail, not its length: only the newest :data:`VIEW_MESSAGES` messages
 and :data:`VIEW_CHARS` characters are read (about 1 ms for 400 messages here), and a unit said before them is
@@ -22,60 +23,87 @@ shown as it was before this check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from weakref import ref
 
 from .base import InContext, same_text_key
 from .local_rank import Candidate
-from .local_units import fits_one_unit, message_text, unit_prefix
+from .local_units import message_text, piece_limit, unit_prefix
 
 VIEW_MESSAGES = 400
 VIEW_CHARS = 400_000
+
+
+@dataclass
+class _View:
+    """What the model reads, as units: whole messages as the store writes their unit, and the
+    long messages the store cuts into pieces (with their whitespace-collapsed text, made once)."""
+
+    whole: set[str] = field(default_factory=set)
+    long: list[tuple[str, str]] = field(default_factory=list)  # (label, message text)
+    _long_keys: list[tuple[str, str]] | None = None
+
+    def long_keys(self) -> list[tuple[str, str]]:
+        # A piece joins a message's paragraphs with one blank line, whatever the message had
+        # between them: compare with whitespace collapsed.
+        if self._long_keys is None:
+            self._long_keys = [(prefix, same_text_key(text)) for prefix, text in self.long]
+        return self._long_keys
+
+
+def _read(messages: Iterable[object]) -> _View:
+    view = _View()
+    chars = 0
+    for message in messages:
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            continue
+        chars += _text_size(message.get("content"))  # before reading it: a 5 MB tool output stops here
+        if chars > VIEW_CHARS:
+            break
+        text = message_text(message)
+        if not text:
+            continue
+        prefix = unit_prefix(message)
+        if len(text) <= piece_limit(prefix):
+            view.whole.add(prefix + text)
+        else:
+            view.long.append((prefix, text))
+    return view
+
+
+_last: tuple[ref[InContext], _View] | None = None
+"""The view of the last request's messages: a turn's recalls (project bank, user bank) pass the
+same ``InContext``, so the second one reuses what the first read. Held by a weak reference, so a
+finished turn's messages are never kept alive or mistaken for another's."""
+
+
+def _view_of(in_context: InContext) -> _View:
+    global _last
+    last = _last
+    if last is not None and last[0]() is in_context:
+        return last[1]
+    view = _read(reversed(in_context.messages[-VIEW_MESSAGES:]))
+    _last = (ref(in_context), view)
+    return view
 
 
 class SeenInContext:
     """``seen(document_id, content)``: whether a unit is already in front of the model (module doc)."""
 
     def __init__(self, in_context: InContext) -> None:
-        self._document_id = in_context.document_id
-        self._messages = in_context.messages
-        self._whole: set[str] | None = None
-        self._long: list[tuple[str, str]] = []  # (label, message text) of messages cut into pieces
-        self._long_keys: list[tuple[str, str]] | None = None
-
-    def _read(self) -> set[str]:
-        whole: set[str] = set()
-        chars = 0
-        for message in reversed(self._messages[-VIEW_MESSAGES:]):
-            if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-                continue
-            chars += _text_size(message.get("content"))  # before reading it: a 5 MB tool output stops here
-            if chars > VIEW_CHARS:
-                break
-            text = message_text(message)
-            if not text:
-                continue
-            prefix = unit_prefix(message)
-            if fits_one_unit(prefix, text):
-                whole.add(prefix + text)
-            else:
-                self._long.append((prefix, text))
-        self._whole = whole
-        return whole
-
-    def _pieces_of_long(self) -> list[tuple[str, str]]:
-        # A piece joins a message's paragraphs with one blank line, whatever the message had
-        # between them: compare with whitespace collapsed.
-        if self._long_keys is None:
-            self._long_keys = [(prefix, same_text_key(text)) for prefix, text in self._long]
-        return self._long_keys
+        self._in_context = in_context
+        self._view: _View | None = None
 
     def __call__(self, document_id: str, content: str) -> bool:
-        whole = self._whole if self._whole is not None else self._read()
-        if content in whole:
+        if self._view is None:
+            self._view = _view_of(self._in_context)
+        view = self._view
+        if content in view.whole:
             return True
-        if document_id != self._document_id or not self._long:
+        if document_id != self._in_context.document_id or not view.long:
             return False
-        for prefix, key in self._pieces_of_long():
+        for prefix, key in view.long_keys():
             if content.startswith(prefix) and same_text_key(content[len(prefix) :]) in key:
                 return True
         return False
@@ -99,8 +127,8 @@ def seen_in_context(in_context: InContext | None) -> Callable[[str, str], bool] 
     return SeenInContext(in_context)
 
 
-def unseen(ordered: Iterable[Candidate], seen: Callable[[str, str], bool] | None) -> Iterator[Candidate]:
+def unseen(ordered: Iterable[Candidate], seen: Callable[[str, str], bool] | None) -> Iterable[Candidate]:
     """``ordered`` without the units the model already reads (all of them when ``seen`` is None)."""
-    for cand in ordered:
-        if seen is None or not seen(cand.document_id, cand.content):
-            yield cand
+    if seen is None:
+        return ordered
+    return (cand for cand in ordered if not seen(cand.document_id, cand.content))

@@ -181,9 +181,10 @@ def unit_prefix(message: Mapping[str, Any]) -> str:
     return f"{role}: "
 
 
-def fits_one_unit(prefix: str, text: str) -> bool:
-    """Whether a message's ``text`` becomes one unit, ``prefix + text``, rather than pieces of it."""
-    return len(text) <= MESSAGE_UNIT_CHARS - len(prefix)
+def piece_limit(prefix: str) -> int:
+    """How long a message's text may be after its ``prefix`` label in one unit: a text up to this
+    long is one unit, ``prefix + text``; a longer one is cut into pieces of at most this."""
+    return MESSAGE_UNIT_CHARS - len(prefix)
 
 
 def _is_message(value: object) -> bool:
@@ -221,7 +222,7 @@ def derive_units(content: str) -> tuple[list[DerivedUnit], Origin | None]:
             continue
         prefix = unit_prefix(message)
         occurred = normalize_timestamp(message.get("timestamp"))
-        for piece in split_text(text, MESSAGE_UNIT_CHARS - len(prefix)):
+        for piece in split_text(text, piece_limit(prefix)):
             units.append(DerivedUnit(prefix + piece, occurred))
     return units, shape
 
