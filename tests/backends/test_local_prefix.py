@@ -43,6 +43,19 @@ def test_only_words_no_unit_says_are_replaced_and_only_by_a_prefix_that_matches(
     assert with_prefixes(["postgrse", "postgrses"], counts) == ["postg*", "postgrses"]  # one prefix once
 
 
+def test_words_that_could_not_be_widened_are_not_counted() -> None:
+    asked: list[list[str]] = []
+
+    def counts(terms: list[str]) -> list[int]:
+        asked.append(terms)
+        return [0] * len(terms)
+
+    assert with_prefixes(["cache", "ttl", "v1234567"], counts) == ["cache", "ttl", "v1234567"]
+    assert asked == []  # short words and digits: no statement at all
+    assert with_prefixes(["cache", "postgrse"], counts) == ["cache", "postgrse"]
+    assert asked == [["postgrse"], ["postg*"]]  # only the long word, then its prefix
+
+
 WORDS = st.text(alphabet="abcdeilmnorstuyéü", min_size=1, max_size=12)
 
 

@@ -42,14 +42,16 @@ def with_prefixes(terms: list[str], counts: Callable[[list[str]], list[int]]) ->
     """``terms`` with each word no unit says replaced by its prefix term when that one matches.
 
     ``counts`` gives each term's matches in the bank (the search's capped counts, which a large
-    bank's search reads anyway).
+    bank's search reads anyway). Only words that could be widened are counted here: a prompt of
+    short words costs no statement.
     """
-    said = counts(terms)
-    if all(said):
+    widenable = {term: prefix for term in terms if (prefix := prefix_term(term)) is not None}
+    if not widenable:
         return terms
+    said = dict(zip(widenable, counts(list(widenable)), strict=True))
     out: list[str] = []
-    for term, n in zip(terms, said, strict=True):
-        prefix = prefix_term(term) if n == 0 else None
+    for term in terms:
+        prefix = widenable.get(term) if said.get(term, 1) == 0 else None
         if prefix is not None and prefix not in out and prefix not in terms and counts([prefix])[0] > 0:
             out.append(prefix)
         else:
