@@ -75,7 +75,8 @@ def _read(messages: Iterable[object]) -> _View:
 _last: tuple[ref[InContext], _View] | None = None
 """The view of the last request's messages: a turn's recalls (project bank, user bank) pass the
 same ``InContext``, so the second one reuses what the first read. Held by a weak reference, so a
-finished turn's messages are never kept alive or mistaken for another's."""
+finished turn's messages are never kept alive or mistaken for another's, and the texts read from
+them go when it does."""
 
 
 def _view_of(in_context: InContext) -> _View:
@@ -84,8 +85,16 @@ def _view_of(in_context: InContext) -> _View:
     if last is not None and last[0]() is in_context:
         return last[1]
     view = _read(reversed(in_context.messages[-VIEW_MESSAGES:]))
-    _last = (ref(in_context), view)
+    _last = (ref(in_context, _forget), view)
     return view
+
+
+def _forget(gone: ref[InContext]) -> None:
+    """The request is gone: drop the texts read from its messages with it."""
+    global _last
+    last = _last
+    if last is not None and last[0] is gone:
+        _last = None
 
 
 class SeenInContext:
