@@ -30,6 +30,7 @@ is valid JSON; an event we do not handle gets ``{}``. The adapter is the shared
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,25 +57,19 @@ EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompa
 """The events ``hindsight-hooks install claude-code`` registers."""
 
 
-def _read(path: Path, tail_bytes: int | None) -> list[Message]:
-    """The transcript's current branch (the reader is imported only when an event needs it)."""
+def _read(path: Path, tail_bytes: int | None, *, since_compaction: bool = False) -> list[Message]:
+    """The transcript's current branch, or only what follows its newest compaction (what the model is
+    sent now, ADR 183); the reader is imported only when an event needs it."""
     from ..importer.claude_session import read_transcript
 
-    return read_transcript(path, tail_bytes)
-
-
-def _read_in_view(path: Path, tail_bytes: int | None) -> list[Message]:
-    """The current branch since its newest compaction: what the model is sent now (ADR 183)."""
-    from ..importer.claude_session import read_transcript
-
-    return read_transcript(path, tail_bytes, since_compaction=True)
+    return read_transcript(path, tail_bytes, since_compaction=since_compaction)
 
 
 ADAPTER = TranscriptAdapter(
     HostProfile(
         name=NAME,
         read=_read,
-        read_in_view=_read_in_view,
+        read_in_view=partial(_read, since_compaction=True),
         deadlines_s=DEADLINES_S,
         start_events=frozenset({"SessionStart"}),
         prompt_events=frozenset({"UserPromptSubmit"}),
