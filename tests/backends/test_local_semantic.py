@@ -487,6 +487,10 @@ def test_sessions_recall_while_another_backend_on_the_file_adds_vectors(tmp_path
     for t in threads:
         t.join(30)
     assert errors == []
+    # Each reader's worker may still be reading the new vectors into the index it shares (a recall
+    # that found the index busy handed it that read, ADR 175); once they are done, by meaning again.
+    for reader in readers:
+        assert reader.wait_for_vectors(120)
     assert found(readers[1], "database") == ["we run Postgres 16"]
 
 
