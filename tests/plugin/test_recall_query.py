@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.config_model import RecallConfig
-from hindsight_hooks.plugin.recall.recall_query import compose_query, read_results
+from hindsight_hooks.plugin.recall.recall_query import compose_query, local_search_text, query_body, read_results
 
 CWD = Path("/home/dev/work/repo")
 DEFAULT_HINTS = "Context hints: scope:project; repo:abc; cwd:repo"
@@ -221,3 +221,47 @@ def test_fields_and_evidence_through_source_facts() -> None:
 def test_source_facts_as_list() -> None:
     payload = {"results": [{"text": "a", "source_fact_ids": ["x"]}], "source_facts": [{"id": "x", "text": "ex"}]}
     assert read_results(payload)[0].evidence == ["ex"]
+
+
+# -- the embedded store's word query (ADR 187) ------------------------------------------------------
+
+LONG_REPLY = (
+    "Sure, I refactored the billing module, moved the invoices into a separate table, added "
+    "indexes on customer id and created a migration script for the old rows."
+)
+
+
+def _store_query(*messages: dict[str, Any]) -> str:
+    return local_search_text(query_body(list(messages), RecallConfig()))
+
+
+def test_the_store_searches_the_prompt_not_the_reply_before_it() -> None:
+    """The default body is the reply and the prompt; the store searches its first 12 words, which
+    were all the reply's: the prompt was not searched at all."""
+    query = _store_query(assistant({"type": "text", "text": LONG_REPLY}), user("how do we run the tests?"))
+    assert query == "how do we run the tests?"
+
+
+def test_a_prompt_that_names_nothing_is_searched_with_the_reply_before_it() -> None:
+    for prompt in ("fix it", "why?", "and the invoices?"):
+        query = _store_query(assistant({"type": "text", "text": LONG_REPLY}), user(prompt))
+        assert query == f"{prompt}\n{LONG_REPLY}"  # the prompt's words first
+
+
+def test_no_role_label_is_a_search_word() -> None:
+    assert local_search_text("assistant: moved the invoices\nuser: run tests") == "run tests"
+    assert local_search_text("user: ok\nassistant: tool: done\nuser: why") == "why\ntool: done\nok"
+    # a body cut to its tail starts inside a message: that part is a message too
+    assert local_search_text("the invoices table\nuser: why?") == "why?\nthe invoices table"
+    assert local_search_text("") == ""
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=60)), max_size=5))
+def test_the_store_query_takes_whole_messages_newest_first(messages: list[tuple[str, str]]) -> None:
+    body = "\n".join(f"{role}: {text}" for role, text in messages)
+    query = local_search_text(body)
+    assert len(query) <= len(body)
+    newest = next((t.strip() for _, t in reversed(messages) if t.strip()), None)
+    labelled = any(label in t for _, t in messages for label in ("user: ", "assistant: "))
+    if newest is not None and not labelled:  # a text with a label in it would split where it says so
+        assert query.startswith(newest)

@@ -48,6 +48,7 @@ from .local_rank import (
     term_keys,
 )
 from .local_reflect import reflect_query, sandwich
+from .local_restated import asks_beyond_itself, question_stems, restatements_last
 from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
 from .local_text import StemFinder, content_words, query_terms
@@ -162,8 +163,10 @@ class LocalRecall(LocalVectorWiring):
             ordered = order_candidates(candidates)
             shown = detailed(conn, ordered, max(2 * limit, 10))
             seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
+            # What only restates the question goes after what says more (ADR 186).
+            answers = restatements_last(shown, question_stems(terms)) if asks_beyond_itself(request.query) else shown
             chosen = cut_to_budget(
-                distinct_shown(unseen(covered_in_order(shown, keys, common, finder.found, near), seen)),
+                distinct_shown(unseen(covered_in_order(answers, keys, common, finder.found, near), seen)),
                 limit,
                 request.max_tokens,
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from .local_script import expression as script_expression
@@ -84,6 +84,16 @@ def query_terms(query: str) -> list[str]:
                 found.append((pos, term))
         found.sort()
     return [term for _, term in found[:MAX_TERMS]]
+
+
+def weighed_tokens(text: str) -> Iterator[str]:
+    """The lower-case tokens of ``text`` that :func:`query_terms` would weigh (no stop words, no
+    1-char tokens), in order, repeats included; lazy, so a caller can stop at the first it needs.
+    Text in scripts without spaces is not split here: such a caller asks :func:`query_terms`."""
+    for match in _WORD.finditer(text.lower()):
+        raw = match.group()
+        if len(raw) >= 2 and raw not in STOP_WORDS and _FTS_TOKEN.search(raw):
+            yield raw
 
 
 def without_role_label(text: str) -> str:

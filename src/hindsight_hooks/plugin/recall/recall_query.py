@@ -282,11 +282,35 @@ def read_results(payload: Any) -> list[MemoryHit]:
 _ROLE_LABEL = re.compile(r"^(?:user|assistant|tool|system): ", re.MULTILINE)
 
 
-def local_search_text(body: str) -> str:
-    """The body without its ``<role>: `` line labels, for the embedded store's word search.
+# The newest message alone is the embedded store's query when it has this many words to search by.
+PROMPT_TERMS = 2
 
-    The labels are there so a server-side model reads who said what; as search words they
-    would make every stored message of that role a lexical hit (each unit starts with its
-    own role label), crowding out the units that share the real words.
+
+def local_search_text(body: str) -> str:
+    """The body for the embedded store's word search: its messages newest first, without their
+    ``<role>: `` labels, and an earlier message only while the newer ones have fewer than
+    ``PROMPT_TERMS`` words the store searches by (ADR 187).
+
+    Why newest first: the store searches the query's first 12 words (``query_terms``). With the
+    previous reply before the prompt, a reply of a dozen words took every place, and "how do we
+    run the tests?" was searched as the reply's topic. Why the earlier message at all: a prompt
+    such as "fix it" or "why?" says what it is about only through the reply before it.
+
+    Why no labels: the server's model reads who said what; as search words they would make every
+    stored message of that role a lexical hit (each unit starts with its own role label),
+    crowding out the units that share the real words.
     """
-    return _ROLE_LABEL.sub("", body)
+    from hindsight_hooks.backends.local_text import query_terms  # the store's own word rule
+
+    starts = [m.start() for m in _ROLE_LABEL.finditer(body)]
+    if not starts or starts[0] != 0:  # a body cut to its tail starts inside a message
+        starts.insert(0, 0)
+    messages = [_ROLE_LABEL.sub("", body[a:b]).strip() for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
+    picked: list[str] = []
+    for text in reversed(messages):
+        if not text:
+            continue
+        picked.append(text)
+        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS:
+            break
+    return "\n".join(picked)

@@ -1,0 +1,50 @@
+"""The embedded store is asked what the prompt asks, whatever the reply before it said (ADR 187).
+
+Through the ``Host`` harness on the embedded store (a real SQLite file). The default query is the
+last two messages, the reply and the prompt; the store searches its first 12 words, so a reply of a
+dozen words used to take every place and the prompt was not searched at all.
+"""
+
+from __future__ import annotations
+
+from hindsight_hooks.hooks import Message
+
+from .hostkit import Project, assistant, injected_block, isolated, local_project, user, wait_until
+
+__all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
+
+TESTS = "Tests run with make check, pytest first and then mypy qz1"
+BILLING = "The billing export happens nightly at two qz2"
+REPLY = (
+    "Sure, I refactored the billing module, moved the invoices into a separate table, added indexes "
+    "on customer id and created a migration script for the old rows. Anything else?"
+)
+
+
+def _block_text(messages: list[Message]) -> str:
+    block = injected_block(messages)
+    return "" if block is None else str(block["content"])
+
+
+def _seed(project: Project) -> None:
+    project.configure({"local": {"semantic": "off"}}, replace=False)
+    with project.host("earlier") as host:
+        host.agent_end([user(TESTS, 1), assistant("Noted qz0", 1), user(BILLING, 2), assistant("Noted qz9", 2)])
+    assert wait_until(lambda: project.unit_count("qz2") == 1)
+
+
+def test_the_second_prompt_of_a_session_is_searched_by_its_own_words(local_project: Project) -> None:
+    _seed(local_project)
+    with local_project.host("today") as host:
+        turn = [user("refactor the billing module please", 3), assistant(REPLY, 3)]
+        block = _block_text(host.context([*turn, user("how do we run the tests?", 4)]))
+    assert "qz1" in block  # before ADR 187: the reply's words were searched, and the block was billing's
+    assert "qz2" not in block
+
+
+def test_a_prompt_that_says_little_is_searched_with_the_reply_before_it(local_project: Project) -> None:
+    _seed(local_project)
+    with local_project.host("today") as host:
+        turn = [user("what runs at night?", 3), assistant("The billing export, every night.", 3)]
+        block = _block_text(host.context([*turn, user("why?", 4)]))
+    assert "qz2" in block  # "why?" has no word to search by: the reply's words stand in for it
