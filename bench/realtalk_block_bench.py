@@ -21,6 +21,10 @@ Rows (per question, in points):
   as many messages as the block's default ``top_k`` — the baseline measured in the same run.
 
 Also: questions with *all* their evidence in the block, with *none*, and the mean number of items.
+
+``--after-reply``: each question is asked as the second prompt of a turn, as in a real session:
+after the previous question and a reply to it (that question's evidence messages, as an agent
+would sum up what it found). The default query is those last two messages (ADR 187).
 Target (issue 13, stated for the held-out benchmark): ≥ 80 points in the block.
 
 Usage: ``.venv/bin/python bench/realtalk_block_bench.py --data PATH/TO/REALTALK/data [--chats 1,2] [--json]``
@@ -87,8 +91,16 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def ask_all(root: Path, qa: list[tuple[str, set[int]]], texts: dict[int, str]) -> tuple[list[float], list[int]]:
-    """Each question as a new prompt in one session; the share of its evidence among the block's items."""
+def reply_to(evidence: set[int], texts: dict[int, str]) -> str:
+    """What an agent might answer a question with: its evidence messages, without their labels."""
+    return " ".join(texts[e].split(": ", 1)[1] for e in sorted(evidence))
+
+
+def ask_all(
+    root: Path, qa: list[tuple[str, set[int]]], texts: dict[int, str], *, after_reply: bool = False
+) -> tuple[list[float], list[int]]:
+    """Each question as a new prompt in one session (``after_reply``: after the previous question
+    and a reply to it); the share of its evidence among the block's items."""
     scores: list[float] = []
     sizes: list[int] = []
     with hb.plugin_host(root, root / "sessions" / "bench.jsonl") as host:
@@ -97,7 +109,13 @@ def ask_all(root: Path, qa: list[tuple[str, set[int]]], texts: dict[int, str]) -
         host.context([{"role": "user", "content": "warm up again", "timestamp": 2, "id": "w1"}])
         for n, (question, evidence) in enumerate(qa):
             prompt: Message = {"role": "user", "content": question, "timestamp": 10_000 + n, "id": f"q{n}"}
-            items = {squash(i) for i in block_items(host.context([prompt]), 1)}
+            turn: list[Message] = [prompt]
+            if after_reply and n > 0:
+                before, seen = qa[n - 1]
+                turn = [{"role": "user", "content": before, "timestamp": 9_000 + n, "id": f"p{n}"},
+                        {"role": "assistant", "content": reply_to(seen, texts), "timestamp": 9_500 + n,
+                         "id": f"r{n}"}, prompt]  # fmt: skip
+            items = {squash(i) for i in block_items(host.context(turn), 1)}
             sizes.append(len(items))
             scores.append(sum(1 for e in evidence if squash(texts[e]) in items) / len(evidence))
         trouble = hb.complaints(host)
@@ -106,7 +124,7 @@ def ask_all(root: Path, qa: list[tuple[str, set[int]]], texts: dict[int, str]) -
     return scores, sizes
 
 
-def run(data: Path, chats: set[int] | None) -> dict[str, Any]:
+def run(data: Path, chats: set[int] | None, *, after_reply: bool = False) -> dict[str, Any]:
     from hindsight_hooks.backends.semantic import available
 
     semantic = available()
@@ -139,7 +157,7 @@ def run(data: Path, chats: set[int] | None) -> dict[str, Any]:
                 retain_chat(db, hb.identity_for(root), sessions)
                 if mode == "hybrid" and not hb.semantic_ready(db):
                     raise SystemExit("the [semantic] extra is installed but its model did not load")
-                scores, sizes = ask_all(root, qa, texts)
+                scores, sizes = ask_all(root, qa, texts, after_reply=after_reply)
                 rows[mode] += scores
                 items[mode] += sizes
             finally:
@@ -160,14 +178,16 @@ def run(data: Path, chats: set[int] | None) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = rt.realtalk_parser(__doc__)
     parser.add_argument("--chats", help="comma-separated chat numbers (default: all)")
+    parser.add_argument("--after-reply", action="store_true", help="ask each question after the previous one's reply")
     args = parser.parse_args(argv)
     chats = {int(c) for c in args.chats.split(",")} if args.chats else None
-    report = run(args.data, chats)
+    report = run(args.data, chats, after_reply=args.after_reply)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     print(f"REALTALK through the context hook: {report['questions']} questions, default block "
-          f"(top_k 8, 800 tokens); share of each question's evidence messages shown, in points")  # fmt: skip
+          f"(top_k 8, 800 tokens){', each asked after a reply' if args.after_reply else ''}; "
+          "share of each question's evidence messages shown, in points")  # fmt: skip
     print(f"  {'':34}{'in block':>9}{'all':>7}{'none':>7}{'items':>7}")
     labels = (("hybrid", "in block (hybrid, [semantic])"), ("lexical", "in block (lexical)"),
               ("plain_bm25", "plain bm25, top 8 messages"))  # fmt: skip
