@@ -250,6 +250,12 @@ def injected_block(messages: list[Message]) -> Message | None:
     return found[0] if found else None
 
 
+def block_text(messages: list[Message]) -> str:
+    """The injected block's text, or ``""`` when the plugin added none."""
+    block = injected_block(messages)
+    return "" if block is None else str(block["content"])
+
+
 def statuses(ui: RecordingUI) -> list[str]:
     return [text or "" for key, text in ui.status_history if key == "hindsight"]
 

@@ -8,9 +8,7 @@ sessions asking the same thing in one process each get the block that fits their
 
 from __future__ import annotations
 
-from hindsight_hooks.hooks import Message
-
-from .hostkit import Project, assistant, injected_block, isolated, local_project, user, wait_until
+from .hostkit import Project, assistant, block_text, isolated, local_project, user, wait_until
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
@@ -18,11 +16,6 @@ EARLIER = "Invoice numbers are never reused, settled at the kickoff qv1"
 TODAY_Q = "Invoice numbers run sequentially per customer qv2"
 TODAY_A = "Added: invoice numbers count up per customer qv3"
 ASK = "what did we settle about invoices?"
-
-
-def _block_text(messages: list[Message]) -> str:
-    block = injected_block(messages)
-    return "" if block is None else str(block["content"])
 
 
 def _seed_earlier_session(project: Project) -> None:
@@ -41,13 +34,13 @@ def test_the_sessions_own_turns_give_way_to_other_sessions_and_return_after_comp
         host.agent_end(turn)
         assert wait_until(lambda: local_project.unit_count("qv3") == 1)
 
-        block = _block_text(host.context([*turn, user(ASK, 3)]))
+        block = block_text(host.context([*turn, user(ASK, 3)]))
         assert "qv1" in block  # the other session's memory is shown
         assert "qv2" not in block and "qv3" not in block  # this session's turns are right above it
 
         # the host compacted the session: its early turns are no longer sent, so memory brings them back
         compacted = [user("Summary so far: billing work on invoices.", 4), user(ASK + " (again)", 5)]
-        block = _block_text(host.context(compacted))
+        block = block_text(host.context(compacted))
         assert "qv2" in block and "qv3" in block and "qv1" in block
 
 
@@ -57,7 +50,7 @@ def test_two_sessions_asking_the_same_in_one_process_get_their_own_block(local_p
         turn = [user(TODAY_Q, 2), assistant(TODAY_A, 2)]
         today.agent_end(turn)
         assert wait_until(lambda: local_project.unit_count("qv3") == 1)
-        assert "qv2" not in _block_text(today.context([*turn, user(ASK, 3)]))
+        assert "qv2" not in block_text(today.context([*turn, user(ASK, 3)]))
         with local_project.host("other") as other:  # the same prompt, within the cache's lifetime
-            block = _block_text(other.context([user(ASK, 3)]))
+            block = block_text(other.context([user(ASK, 3)]))
         assert "qv2" in block and "qv3" in block and "qv1" in block

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from hindsight_hooks.governance import identity as ident
-from hindsight_hooks.hooks import Message, RecordingUI
+from hindsight_hooks.hooks import RecordingUI
 
 from .hostkit import (
     Project,
     StubHindsight,
     assistant,
+    block_text,
     elapsed,
-    injected_block,
     isolated,
     statuses,
     stub_hindsight,
@@ -34,11 +34,6 @@ from .hostkit import (
 )
 
 __all__ = ["isolated", "stub_hindsight"]  # fixtures, re-exported for pytest
-
-
-def _block_text(for_model: list[Message]) -> str:
-    block = injected_block(for_model)
-    return "" if block is None else str(block["content"])
 
 
 # -- the real server: create-only seeds, render, refresh ------------------------------------------------
@@ -88,7 +83,7 @@ def test_seeds_are_create_only_render_in_the_block_and_refresh_after_agent_end(
     ui = RecordingUI()
     with project.host(ui=ui) as host:
         first = host.context([user("What did we decide about indentation?", 1)])
-        text = _block_text(first)
+        text = block_text(first)
         assert "<mental_models>" in text and "# Hand-written Decisions _(refreshed " in text
         assert "Other Repo Model" not in text, "a model tagged for another repo is not in scope"
         assert text.index("</mental_models>") < text.index("</hindsight-memory>")
@@ -110,7 +105,7 @@ def test_seeds_are_create_only_render_in_the_block_and_refresh_after_agent_end(
         def refreshed() -> bool:
             host.agent_end(transcript)
             n = next(prompts)
-            return "# Project Conventions _(refreshed " in _block_text(host.context([user(f"next question {n}", n)]))
+            return "# Project Conventions _(refreshed " in block_text(host.context([user(f"next question {n}", n)]))
 
         assert wait_until(refreshed, 30, step_s=0.3)
     assert "mem:recall-failed" not in statuses(ui)
@@ -144,7 +139,7 @@ def test_first_turn_waits_at_most_1500_ms_alongside_recall_and_later_turns_never
     ui = RecordingUI()
     with project.host(ui=ui) as host:
         with elapsed() as first_turn:
-            text = _block_text(host.context([user("How is the parser built?", 1)]))
+            text = block_text(host.context([user("How is the parser built?", 1)]))
         assert "Stub memory" in text and "<mental_models>" not in text, "the turn goes on without the models"
         # 1.5 s from the start of the hook, not 1.4 s of recall + 1.5 s of waiting afterwards;
         # the bound sits 1.1 s above the right answer (a loaded machine) and 0.3 s below the wrong one
@@ -152,14 +147,14 @@ def test_first_turn_waits_at_most_1500_ms_alongside_recall_and_later_turns_never
 
         stub_hindsight.recall_delay_s = 0.0
         with elapsed() as second_turn:
-            text = _block_text(host.context([user("And the lexer?", 2)]))
+            text = block_text(host.context([user("And the lexer?", 2)]))
         assert "Stub memory" in text and "<mental_models>" not in text
         assert second_turn[0] < 1.0, "only the session's first turn waits for the load"
 
         stub_hindsight.models_gate.set()
         prompts = iter(range(3, 400))
         assert wait_until(
-            lambda: "# Slow Model" in _block_text(host.context([user(f"question {(n := next(prompts))}", n)])),
+            lambda: "# Slow Model" in block_text(host.context([user(f"question {(n := next(prompts))}", n)])),
             10,
             step_s=0.1,
         ), "the load finished in the background and later turns render it"
@@ -175,7 +170,7 @@ def test_models_inject_even_when_no_memory_matches(
     stub_hindsight.models = [{"id": "m", "name": "Only Model", "content": "Curated content.", "tags": []}]
     project = Project(tmp_path / "repo", _stub_config(stub_hindsight.url))
     with project.host() as host:
-        text = _block_text(host.context([user("anything", 1)]))
+        text = block_text(host.context([user("anything", 1)]))
     assert "# Only Model" in text and "Bank: " not in text
 
 
@@ -203,7 +198,7 @@ def test_session_that_started_offline_does_not_wait_and_loads_models_once_the_se
         host.agent_end([user("first", 1), assistant("ok", 1)])  # starts the load in the background
         prompts = iter(range(2, 400))
         assert wait_until(
-            lambda: "# Back Model" in _block_text(host.context([user(f"question {(n := next(prompts))}", n)])),
+            lambda: "# Back Model" in block_text(host.context([user(f"question {(n := next(prompts))}", n)])),
             10,
             step_s=0.1,
         )

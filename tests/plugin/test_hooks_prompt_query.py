@@ -7,9 +7,7 @@ dozen words used to take every place and the prompt was not searched at all.
 
 from __future__ import annotations
 
-from hindsight_hooks.hooks import Message
-
-from .hostkit import Project, assistant, injected_block, isolated, local_project, user, wait_until
+from .hostkit import Project, assistant, block_text, isolated, local_project, user, wait_until
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
@@ -19,11 +17,6 @@ REPLY = (
     "Sure, I refactored the billing module, moved the invoices into a separate table, added indexes "
     "on customer id and created a migration script for the old rows. Anything else?"
 )
-
-
-def _block_text(messages: list[Message]) -> str:
-    block = injected_block(messages)
-    return "" if block is None else str(block["content"])
 
 
 def _seed(project: Project) -> None:
@@ -37,7 +30,7 @@ def test_the_second_prompt_of_a_session_is_searched_by_its_own_words(local_proje
     _seed(local_project)
     with local_project.host("today") as host:
         turn = [user("refactor the billing module please", 3), assistant(REPLY, 3)]
-        block = _block_text(host.context([*turn, user("how do we run the tests?", 4)]))
+        block = block_text(host.context([*turn, user("how do we run the tests?", 4)]))
     assert "qz1" in block  # before ADR 187: the reply's words were searched, and the block was billing's
     assert "qz2" not in block
 
@@ -46,5 +39,5 @@ def test_a_prompt_that_says_little_is_searched_with_the_reply_before_it(local_pr
     _seed(local_project)
     with local_project.host("today") as host:
         turn = [user("what runs at night?", 3), assistant("The billing export, every night.", 3)]
-        block = _block_text(host.context([*turn, user("why?", 4)]))
+        block = block_text(host.context([*turn, user("why?", 4)]))
     assert "qz2" in block  # "why?" has no word to search by: the reply's words stand in for it
