@@ -256,12 +256,22 @@ def test_no_role_label_is_a_search_word() -> None:
     assert local_search_text("") == ""
 
 
+def test_the_marks_for_an_image_or_a_tool_call_are_not_search_words() -> None:
+    """A screenshot with "why does this look broken?" searched "image" too, and found the memories
+    about container images; a tool call's mark matched every stored tool call."""
+    shot = {"role": "user", "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                                        {"type": "text", "text": "why does this look broken?"}]}  # fmt: skip
+    assert _store_query(shot) == "why does this look broken?"
+    call = assistant({"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "pytest -q"}})
+    assert _store_query(call, user("why?")) == 'why?\nbash {"command":"pytest -q"}'
+
+
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=60)), max_size=5))
 def test_the_store_query_takes_whole_messages_newest_first(messages: list[tuple[str, str]]) -> None:
     body = "\n".join(f"{role}: {text}" for role, text in messages)
     query = local_search_text(body)
     assert len(query) <= len(body)
     newest = next((t.strip() for _, t in reversed(messages) if t.strip()), None)
-    labelled = any(label in t for _, t in messages for label in ("user: ", "assistant: "))
+    labelled = any(mark in t for _, t in messages for mark in ("user: ", "assistant: ", "[image omitted]", "[toolCall"))
     if newest is not None and not labelled:  # a text with a label in it would split where it says so
         assert query.startswith(newest)

@@ -284,6 +284,9 @@ _ROLE_LABEL = re.compile(r"^(?:user|assistant|tool|system): ", re.MULTILINE)
 
 # The newest message alone is the embedded store's query when it has this many words to search by.
 PROMPT_TERMS = 2
+# What ``_part_text`` writes in place of an image or before a tool call's arguments: not the
+# message's words ("image" would find the memories about container images).
+_PART_MARK = re.compile(r"\[image omitted\]|\[toolCall ([^\]\n]*)\]")
 
 
 def local_search_text(body: str) -> str:
@@ -298,14 +301,18 @@ def local_search_text(body: str) -> str:
 
     Why no labels: the server's model reads who said what; as search words they would make every
     stored message of that role a lexical hit (each unit starts with its own role label),
-    crowding out the units that share the real words.
+    crowding out the units that share the real words. The same for the marks that stand for an
+    image or open a tool call (the tool's name stays).
     """
     from hindsight_hooks.backends.local_text import query_terms  # the store's own word rule
 
     starts = [m.start() for m in _ROLE_LABEL.finditer(body)]
     if not starts or starts[0] != 0:  # a body cut to its tail starts inside a message
         starts.insert(0, 0)
-    messages = [_ROLE_LABEL.sub("", body[a:b]).strip() for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
+    messages = [
+        _PART_MARK.sub(lambda m: m.group(1) or "", _ROLE_LABEL.sub("", body[a:b])).strip()
+        for a, b in zip(starts, [*starts[1:], len(body)], strict=True)
+    ]
     picked: list[str] = []
     for text in reversed(messages):
         if not text:
