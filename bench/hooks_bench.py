@@ -60,7 +60,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.config import load_config, resolve_local_path
 from hindsight_hooks.governance import identity as ident
 from hindsight_hooks.hooks import Host, HostContext, Message, RecordingUI, hookimpl
-from hindsight_hooks.plugin.recall.recall_query import compose_query
+from hindsight_hooks.plugin.recall.recall_query import compose_query, local_search_text
 
 T0 = 1_700_000_000_000
 MESSAGES_PER_ITEM = 5
@@ -251,9 +251,9 @@ def conversation(text: Text, n: int, new_prompt: str) -> list[Message]:
 def new_turn(history: list[Message], text: Text) -> list[Message]:
     """The history, a new assistant reply and a new prompt: what ``context`` sees each turn.
 
-    Both last messages must be new: the query body is the last ``context_turns`` (2) messages and
-    keeps its first 12 terms, which mostly come from the reply, so a fixed reply would make every
-    query search the same terms.
+    Both last messages are new: the query body is the last ``context_turns`` (2) messages. The
+    embedded store searches the prompt's words first (ADR 187); its prompts of 8 to 30 words have
+    enough of them, so the reply is the server's part of the query and a varied one keeps it so.
     """
     n = len(history)
     reply: Message = {"role": "assistant", "content": [{"type": "text", "text": text.snippet(20, 80)}],
@@ -298,7 +298,8 @@ def bench_context(root: Path, db: Path, who: ident.Identity, text: Text, calls: 
     long_view = conversation(text, LONG_SESSION, "")[:-1]
 
     def store_recall(msgs: list[Message], in_view: list[Message] | None = None) -> None:
-        body = compose_query(msgs, "project", cfg.recall, repo_key=who.repo_key, cwd=root).body
+        # the query the plugin gives the store: the prompt's words first, no labels (ADR 187)
+        body = local_search_text(compose_query(msgs, "project", cfg.recall, repo_key=who.repo_key, cwd=root).body)
         seen = InContext(ident.live_document_id("bench"), [*in_view, *msgs]) if in_view else None
         request = RecallRequest(query=body, budget=cfg.recall.budget, max_tokens=cfg.recall.max_tokens,
                                 types=None, tag_groups=groups, limit=cfg.recall.top_k, in_context=seen)  # fmt: skip
