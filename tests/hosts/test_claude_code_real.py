@@ -4,6 +4,9 @@ run non-interactively against the scripted model server on loopback.
 HOME and every config folder are in tmp; the hooks are installed by the README's own line for
 Claude Code, run exactly as written (it writes the tmp HOME's ``~/.claude/settings.json``);
 Claude Code's non-essential traffic is off.
+When our MCP server is still connecting as Claude Code sends its first request, Claude Code
+offers the model its own ``WaitForMcpServers`` tool; the scripted model calls it, as a real one
+would, before it calls our recall tool.
 Session 1 states a decision. Session 2's request to the model carries our ``<hindsight-memory>``
 block with it, Claude Code's transcript of session 2 records that block, and after session 2's
 Stop and SessionEnd hooks the store still holds no line of the block: what we retained of
@@ -93,7 +96,7 @@ def setup(tmp_path: Path, claude_bin: Path, runtime: Path) -> Iterator[tuple[Cla
     home = tmp_path / "home"
     home.mkdir()
     project = Project(tmp_path / "repo", LOCAL_CONFIG)
-    with ModelServer(_recall_script) as server:
+    with ModelServer(_RecallScript()) as server:
         claude = Claude(claude_bin, project.root, home, server, runtime)
         install_by_readme("Claude Code", project, claude.env)
         yield claude, project, server
@@ -207,25 +210,61 @@ def _last_user_blocks(request: RecordedRequest) -> list[dict[str, Any]]:
     return [block for block in content or [] if isinstance(block, dict)]
 
 
+def _tool_names(request: RecordedRequest) -> dict[str, str]:
+    """The name of every tool call in the request's messages, by its ``tool_use`` id."""
+    messages = request.body.get("messages") if isinstance(request.body, dict) else None
+    names: dict[str, str] = {}
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+    return names
+
+
 def _tool_results(request: RecordedRequest) -> list[str]:
-    """The text of every ``tool_result`` block in the request's last user message."""
+    """The text of every result of our recall tool in the request's last user message (Claude
+    Code's own tools, such as its wait for MCP servers, are left out)."""
+    names = _tool_names(request)
     out: list[str] = []
     for block in _last_user_blocks(request):
-        if block.get("type") == "tool_result":
+        if block.get("type") == "tool_result" and names.get(str(block.get("tool_use_id"))) == RECALL_TOOL:
             out.append("\n".join(iter_texts(block.get("content"))))
     return out
 
 
-def _recall_script(request: RecordedRequest) -> Reply:
-    """The model: calls our recall tool when asked to use memory, then repeats what came back."""
-    blocks = _last_user_blocks(request)
-    asked = any(ASK_TOOL in "\n".join(iter_texts(b)) for b in blocks if b.get("type") == "text")
-    results = _tool_results(request)
-    if results:
-        return Reply.say("Memory says: " + " | ".join(results))
-    if asked and RECALL_TOOL in request.text():
-        return Reply.tool(RECALL_TOOL, {"query": "database for the cache"})
-    return Reply.say("Noted.")
+def _offered(request: RecordedRequest) -> list[str]:
+    tools = request.body.get("tools") if isinstance(request.body, dict) else None
+    return [str(t.get("name")) for t in tools or [] if isinstance(t, dict)]
+
+
+# Claude Code 2.1.197 may send its first request while an MCP server is still connecting; it then
+# offers this tool of its own (it waits up to 5 s per call), as a real model would call it.
+WAIT_TOOL = "WaitForMcpServers"
+MAX_WAIT_TURNS = 12
+
+
+class _RecallScript:
+    """The model: calls our recall tool when asked to use memory (first waiting, through Claude
+    Code's own tool, for our MCP server to connect), then repeats what came back."""
+
+    def __init__(self) -> None:
+        self.waits = 0
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        blocks = _last_user_blocks(request)
+        results = _tool_results(request)
+        if results:
+            return Reply.say("Memory says: " + " | ".join(results))
+        texts = "\n".join(t for b in blocks for t in iter_texts(b))
+        asked = ASK_TOOL in texts or ("tool_result" in {b.get("type") for b in blocks} and self.waits > 0)
+        offered = _offered(request)
+        if asked and RECALL_TOOL in offered:
+            return Reply.tool(RECALL_TOOL, {"query": "database for the cache"})
+        if asked and WAIT_TOOL in offered and self.waits < MAX_WAIT_TURNS:
+            self.waits += 1
+            return Reply.tool(WAIT_TOOL, {"servers": ["hindsight"]})
+        return Reply.say("Noted.")
 
 
 def test_the_models_call_of_our_mcp_recall_tool_returns_the_decision(
@@ -239,7 +278,7 @@ def test_the_models_call_of_our_mcp_recall_tool_returns_the_decision(
     asked = claude.run(f"Which database for the cache? {ASK_TOOL}")
     turns = _model_turns(server)
     calls = [
-        i for i, r in enumerate(turns) if RECALL_TOOL in r.text() and ASK_TOOL in r.text() and not _tool_results(r)
+        i for i, r in enumerate(turns) if RECALL_TOOL in _offered(r) and ASK_TOOL in r.text() and not _tool_results(r)
     ]
     assert calls, "Claude Code never offered our MCP recall tool to the model"
     following = turns[calls[-1] + 1 :]
