@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 
 from .local_rank import Candidate
 from .local_script import has_script_text
-from .local_text import porter_stem, query_terms, term_key, weighed_tokens
+from .local_text import query_terms, term_key, weighed_tokens
 
 # A yes/no question starts with one of these; a question about a time names one of the others.
 _YES_NO = re.compile(
@@ -45,13 +45,7 @@ def says_only(cand: Candidate, stems: frozenset[str]) -> bool:
     Stops at the first word that is not: most units say something else in their first words.
     """
     words = query_terms(cand.words) if has_script_text(cand.words) else weighed_tokens(cand.words)
-    for term in words:
-        if term.isascii() and term.isalnum():  # most words: a token of its own, folded already
-            if porter_stem(term) not in stems:
-                return False
-        elif not all(stem in stems for stem in term_key(term)):
-            return False
-    return True
+    return all(stem in stems for term in words for stem in term_key(term))
 
 
 def restatements_last(ordered: Iterable[Candidate], stems: frozenset[str]) -> Iterator[Candidate]:

@@ -67,7 +67,7 @@ def query_terms(query: str) -> list[str]:
     seen: set[str] = set()
     for match in _WORD.finditer(masked.lower()):
         raw = match.group()
-        if len(raw) < 2 or raw in STOP_WORDS or raw in seen or not _FTS_TOKEN.search(raw):
+        if raw in seen or not _is_weighed(raw):
             continue
         key = term_key(raw)
         if key in keys:  # same stems as an earlier term: FTS5 would match (and weigh) it twice
@@ -90,10 +90,13 @@ def weighed_tokens(text: str) -> Iterator[str]:
     """The lower-case tokens of ``text`` that :func:`query_terms` would weigh (no stop words, no
     1-char tokens), in order, repeats included; lazy, so a caller can stop at the first it needs.
     Text in scripts without spaces is not split here: such a caller asks :func:`query_terms`."""
-    for match in _WORD.finditer(text.lower()):
-        raw = match.group()
-        if len(raw) >= 2 and raw not in STOP_WORDS and _FTS_TOKEN.search(raw):
-            yield raw
+    return (raw for match in _WORD.finditer(text.lower()) if _is_weighed(raw := match.group()))
+
+
+def _is_weighed(raw: str) -> bool:
+    """A lower-case ``\\w+`` token a query keeps: 2 characters or more, no stop word, and some
+    letter or digit (FTS5 would tokenize ``__`` to nothing)."""
+    return len(raw) >= 2 and raw not in STOP_WORDS and _FTS_TOKEN.search(raw) is not None
 
 
 def without_role_label(text: str) -> str:
@@ -162,6 +165,8 @@ def term_key(term: str) -> tuple[str, ...]:
 
     A script term (ADR 115) is its own key: :class:`StemFinder` finds it by its literal text.
     """
+    if term.isascii() and term.isalnum() and term.islower():  # most terms: one token, folded already
+        return (porter_stem(term),)
     if is_script_term(term) or is_prefix_term(term):
         return (term,)
     return tuple(porter_stem(t) for t in fts_tokens(term))
