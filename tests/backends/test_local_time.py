@@ -15,7 +15,14 @@ from hindsight_hooks.backends.browse import MemoryFilter
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_browse import LocalBrowser
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
-from hindsight_hooks.backends.local_time import asks_for_recent, date_numbers, left_behind, newer_first, time_window
+from hindsight_hooks.backends.local_time import (
+    asks_for_recent,
+    date_numbers,
+    left_behind,
+    newer_first,
+    removed,
+    time_window,
+)
 from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from tests.backends.test_local_support import item, make, raw
 
@@ -170,6 +177,31 @@ def test_a_statement_that_announces_a_change_needs_fewer_shared_words(older: str
     assert [h[1] for h in out] == ([2.0, 1.0] if moves else [1.0, 2.0])
 
 
+SWITCHED = (
+    "Switched: the mailer now consumes from the RabbitMQ queue `emails` via the platform team's shared vhost "
+    "`apps`; removed the Redis stream consumer."
+)
+
+
+@pytest.mark.parametrize(
+    ("older", "moves"),
+    [
+        # what the removed part was chosen for: it shares more than the removed word
+        ("Decision recorded: email jobs go through Redis streams (stream `emails`, consumer group `mailer`).", True),
+        # Redis itself stayed: the staging fix shares only the word "Redis" with the switch (trial G)
+        (
+            "The API cannot reach Redis on staging: the REDIS_URL secret points at the old node 10.0.3.4. "
+            "I updated the staging secret to redis-staging.internal:6379.",
+            False,
+        ),
+    ],
+)
+def test_what_a_change_removed_moves_it_above_only_a_statement_with_more_in_common(older: str, moves: bool) -> None:
+    """ADR 188: "removed the Redis stream consumer" removed a part, not Redis."""
+    out = newer_first([(older, 1.0), (SWITCHED, 2.0)], text=lambda h: h[0], epoch=lambda h: h[1])
+    assert [h[1] for h in out] == ([2.0, 1.0] if moves else [1.0, 2.0])
+
+
 def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_dates(tmp_path: Path) -> None:
     backend = make(tmp_path)
     # The old one is an explicit memory (higher importance): by score alone it would come first.
@@ -216,6 +248,33 @@ def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(
     block = render_block([BankBlock("b", "q", hits)], top_k=8)
     assert "Postgres licensing worries legal. (2026-11-28 14:41 UTC)" in block
     assert "for the main database. (2026-11-28 09:05 UTC)" in block
+
+
+def test_a_switch_that_names_what_it_removed_ranks_above_what_it_removed(tmp_path: Path) -> None:
+    """A user's trial (ADR 188): the email queue chosen as Redis streams, then switched to
+    RabbitMQ. "which queue do we use for emails?" gave the old reasoning for Redis first; the
+    switch ("Switched: … removed the Redis stream consumer") shares too few words with it to be
+    its same subject, and neither "Switched:" nor "removed" counted as announcing a change."""
+    backend = make(tmp_path)
+    sessions = [
+        ("s1", "2026-10-22T19:37:00Z",
+         "we need to choose a queue for the email jobs. Options: Redis streams, RabbitMQ, SQS",
+         "Given you already run Redis and the volume is ~2k emails/day, Redis streams keeps the stack small. "
+         "RabbitMQ adds an operator burden; SQS ties us to AWS."),
+        ("s2", "2026-10-31T19:37:00Z",
+         "Actually RabbitMQ is required by the platform team, switch the email queue to RabbitMQ",
+         "Switched: the mailer now consumes from the RabbitMQ queue `emails` via the platform team's shared vhost "
+         "`apps`; removed the Redis stream consumer."),
+    ]  # fmt: skip
+    for op, when, asked, answered in sessions:
+        turn = json.dumps([
+            {"role": "user", "content": asked, "timestamp": when},
+            {"role": "assistant", "content": answered, "timestamp": when},
+        ])  # fmt: skip
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    hits = backend.recall("b", RecallRequest(query="which queue do we use for emails?", query_timestamp=LATER)).hits
+    replies = [h.text[11:20] for h in hits if h.text.startswith("assistant:")]
+    assert replies == ["Switched:", "Given you"]
 
 
 def test_a_question_about_a_month_asks_what_held_then_not_what_holds_now(tmp_path: Path) -> None:
@@ -270,6 +329,20 @@ def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:
 )
 def test_what_a_change_names_as_left_behind(text: str, left: set[str]) -> None:
     assert left_behind(text) == left
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("removed the Redis stream consumer", {"redi"}),
+        ("we ditched Jenkins", {"jenkin"}),
+        ("Removing our flaky retry", {"flaki"}),
+        ("we got the data from Postgres", set()),
+        ("the removal is scheduled", set()),
+    ],
+)
+def test_what_a_change_names_as_removed(text: str, gone: set[str]) -> None:
+    assert removed(text) == gone
 
 
 @pytest.mark.parametrize(

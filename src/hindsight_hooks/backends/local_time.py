@@ -255,17 +255,18 @@ def same_subject(
 
 
 # A statement that announces a change ("change of plan: …", "we switched to …", "switch the
-# database to …", "X is out", "no longer", "instead") marks the subject it shares with an older
-# one as changed: two content words in common are enough then, a third of the shorter one's
-# ("the cache is Redis" → "change of plan: the cache is now Memcached, Redis is out" share cache
-# and Redis; "let's use Postgres 16 for the main database" → "switch the database to MySQL 8,
-# Postgres licensing worries legal" share database and Postgres, two of five; ADR 180). Without
-# the announcement three are needed, and 60 %.
+# database to …", "X is out", "no longer", "instead"; "switched: …", "removed X", ADR 188) marks
+# the subject it shares with an older one as changed: two content words in common are enough
+# then, a third of the shorter one's ("the cache is Redis" → "change of plan: the cache is now
+# Memcached, Redis is out" share cache and Redis; "let's use Postgres 16 for the main database" →
+# "switch the database to MySQL 8, Postgres licensing worries legal" share database and Postgres,
+# two of five; ADR 180). Without the announcement three are needed, and 60 %.
 _CHANGE = re.compile(
     r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|es|ing)?\s+(?:[\w.+#-]+\s+){0,3}?(?:to|from|over)"
     r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){0,3}?to|instead|no\s+longer|any\s*more"
     r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
-    r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?)\b",
+    r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?"
+    r"|switched|remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?)\b",
     re.I,
 )
 CHANGE_MIN_SHARED = 2
@@ -288,11 +289,22 @@ _LEFT_BEHIND = re.compile(
     r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
     re.I,
 )
+# What a change names as removed: "removed the Redis stream consumer", "ditched Jenkins" (ADR 188).
+# Weaker than the phrases above: the word after "removed" is often only a part's first word (the
+# stream consumer went, Redis stayed), so an older statement must share one more word with the
+# newer one besides it.
+_REMOVED = re.compile(rf"\b(?:remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?)\s+{_THE}([\w.+#-]+)", re.I)
 
 
 def left_behind(text: str) -> frozenset[str]:
     """The stems of the words a change announces as left behind (empty for most texts)."""
     found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
+    return content_stems(" ".join(found)) if found else frozenset()
+
+
+def removed(text: str) -> frozenset[str]:
+    """The stems of the words a change names as removed ("removed the Redis consumer": redi)."""
+    found = _REMOVED.findall(text)
     return content_stems(" ".join(found)) if found else frozenset()
 
 
@@ -309,7 +321,7 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
     stems = {id(h): content_stems(text(h)) for h in out}
     said = {id(h): epoch(h) for h in out}
     announced: dict[int, bool] = {}  # read only for pairs close enough to need it (a regex per hit)
-    left: dict[int, frozenset[str]] = {}
+    left: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # (left behind, removed)
 
     def announces(hit: T) -> bool:
         if id(hit) not in announced:
@@ -317,13 +329,18 @@ def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T]
         return announced[id(hit)]
 
     def leaves(newer: T, older: T) -> bool:
-        """Does ``newer`` name a word of ``older`` as what it left behind? The regexes run only
-        for a pair that shares a word at all, as ``announces`` does for close pairs."""
+        """Does ``newer`` name a word of ``older`` as what it left behind (or as removed, with one
+        more word shared)? The regexes run only for a pair that shares a word at all, as
+        ``announces`` does for close pairs."""
         if stems[id(older)].isdisjoint(stems[id(newer)]) or not announces(newer):
             return False
         if id(newer) not in left:
-            left[id(newer)] = left_behind(text(newer))
-        return not left[id(newer)].isdisjoint(stems[id(older)]) and stems[id(older)] != stems[id(newer)]
+            left[id(newer)] = (left_behind(text(newer)), removed(text(newer)))
+        old, new = stems[id(older)], stems[id(newer)]
+        behind, gone = left[id(newer)]
+        if old == new:
+            return False
+        return not behind.isdisjoint(old) or (not gone.isdisjoint(old) and len(old & new) >= CHANGE_MIN_SHARED)
 
     # Whether a newer hit should stand above an older one depends on the two hits only, not on
     # where they stand: decided once per pair, then each scan after a move only looks it up.
