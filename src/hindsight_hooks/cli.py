@@ -43,6 +43,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "hindsight_hooks.cli_embed",
     "hindsight_hooks.cli_webui",
     "hindsight_hooks.cli_migrate",
+    "hindsight_hooks.cli_repair",
 )
 
 

@@ -389,7 +389,7 @@ def prepare_file(path: Path) -> None:
     try:
         probe = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=0)
     except sqlite3.Error as exc:
-        raise store_error("open", path, f"cannot be read ({exc})", "transient") from None
+        raise store_error("open", path, f"cannot be read ({exc}){repair_hint(exc)}", "transient") from None
     try:
         probe.execute("PRAGMA schema_version").fetchone()
     except sqlite3.DatabaseError as exc:
@@ -399,7 +399,7 @@ def prepare_file(path: Path) -> None:
                 "open", path, "is not a SQLite database (left untouched; move it away or fix [local] path)"
             ) from None
         if "locked" not in text and "busy" not in text:  # a lock is the bounded open's to wait for
-            raise store_error("open", path, f"cannot be read ({exc})", "transient") from None
+            raise store_error("open", path, f"cannot be read ({exc}){repair_hint(exc)}", "transient") from None
     finally:
         probe.close()
 
@@ -435,13 +435,7 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
         conn.execute("BEGIN IMMEDIATE")
         try:
             found = _read_version(conn, path)  # another process may have migrated meanwhile
-            for version in range(found, SCHEMA_VERSION):
-                step = MIGRATIONS[version]
-                if callable(step):
-                    step(conn)
-                    continue
-                for statement in _statements(step):
-                    conn.execute(statement)
+            migrate_steps(conn, found, SCHEMA_VERSION)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -452,6 +446,17 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
         return found
     except sqlite3.Error as exc:
         raise map_error("open", exc, path) from None
+
+
+def migrate_steps(conn: sqlite3.Connection, start: int, stop: int) -> None:
+    """Bring a file at ``start`` to ``stop`` (0 = an empty file), inside the caller's transaction."""
+    for version in range(start, stop):
+        step = MIGRATIONS[version]
+        if callable(step):
+            step(conn)
+            continue
+        for statement in _statements(step):
+            conn.execute(statement)
 
 
 def _read_version(conn: sqlite3.Connection, path: Path) -> int:
@@ -494,6 +499,11 @@ def is_read_only(exc: BaseException) -> bool:
     return any(m in text for m in _READ_ONLY_MARKERS)
 
 
+def repair_hint(exc: BaseException) -> str:
+    """What to do about a damaged file (ADR 189); nothing for any other failure."""
+    return "; `hindsight-hooks repair` salvages what can be read" if "malformed" in str(exc).lower() else ""
+
+
 def read_only_hint(path: Path) -> str:
     """What to do about a read-only store: never "restore from a backup" (the data is fine)."""
     return f"make it writable with chmod u+w {path}; its folder must be writable too"
@@ -524,7 +534,7 @@ def map_error(operation: str, exc: BaseException, path: Path) -> BackendError:
     kind = classify(exc)
     detail = redact_text(str(exc))[:300]
     if any(m in detail.lower() for m in _CORRUPT_MARKERS):
-        detail += " (the file was left untouched; restore it from a backup or move it away)"
+        detail += " (the file was left untouched; `hindsight-hooks repair` salvages what can be read)"
     elif is_read_only(exc):
         detail += f" (read-only store: {read_only_hint(path)})"
     return store_error(operation, path, detail, kind)

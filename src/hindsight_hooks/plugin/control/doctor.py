@@ -404,13 +404,20 @@ def _backend_checks(rt: SessionRuntime) -> list[Check]:
 
 
 def _store_check(found: StoreCheck, path: Path) -> Check:
-    """The local store's line: damage is restored from a backup; a read-only store is only made
-    writable, so it is never told to restore (that advice would throw good data away)."""
+    """The local store's line: damage is repaired (ADR 189) or restored from a backup; a read-only
+    store is only made writable, so it is never told to repair or restore (that advice would throw
+    good data away)."""
     if found.problems:
         detail = "; ".join(found.problems)
         if found.read_only:
             detail += "; the store is also read-only"
-        return Check("local store", "fail", detail, "restore the database from a backup; it is never overwritten")
+        return Check(
+            "local store",
+            "fail",
+            detail,
+            "run `hindsight-hooks repair` (it salvages what can be read and keeps the damaged file), "
+            "or restore the database from a backup",
+        )
     if found.read_only:
         return Check(
             "local store",
