@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..errors import HindsightHooksError
 from .local_schema import SCHEMA_VERSION, SLOT_BITS, migrate_steps
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class SalvageReport:
         return next((t.rows for t in self.tables if t.name == table), 0)
 
 
-class SalvageError(Exception):
+class SalvageError(HindsightHooksError):
     """Nothing can be salvaged: the file's first page (its schema) cannot be read, or it is not ours."""
 
 
