@@ -126,6 +126,38 @@ def test_a_file_cut_short_is_read_up_to_where_it_stops(tmp_path: Path) -> None:
     assert store_problem(tmp_path / "fresh.db") is None
 
 
+def test_a_file_cut_short_keeps_the_commits_still_in_its_wal(tmp_path: Path) -> None:
+    """A copy of a live store: the newest session is only in the WAL beside the cut file. With a
+    WAL, SQLite takes the file's length from it and reads the schema without a padded copy."""
+    db = _store(tmp_path)
+    holder = sqlite3.connect(db)  # another process's connection: closing the store folds nothing back
+    holder.execute("SELECT count(*) FROM banks").fetchone()  # it has the WAL open from here on
+    try:
+        backend = LocalBackend(db)
+        turns = json.dumps([{"role": "user", "content": "ticket999x the newest session decided on canary deploys"}])
+        backend.retain_batch("bank-a", [{"content": turns, "context": "c", "document_id": "s999", "tags": ["project:a"],
+                                         "metadata": {"retain_source": "auto"}}], operation_id="op999")  # fmt: skip
+        backend.close()
+        copied = tmp_path / "copy"
+        copied.mkdir()
+        for suffix in ("", "-wal"):
+            (copied / f"memory.db{suffix}").write_bytes(db.with_name(db.name + suffix).read_bytes())
+    finally:
+        holder.close()
+    cut = copied / "memory.db"
+    assert (copied / "memory.db-wal").stat().st_size > 0
+    cut.write_bytes(cut.read_bytes()[: int(len(cut.read_bytes()) * 0.6) + 123])
+
+    salvage(cut, copied / "fresh.db")
+
+    backend = LocalBackend(copied / "fresh.db")
+    try:
+        hits = backend.recall("bank-a", RecallRequest(query="ticket999x", tag_groups=TAGGED)).hits
+        assert [h.text for h in hits] == ["user: ticket999x the newest session decided on canary deploys"]
+    finally:
+        backend.close()
+
+
 def test_lost_bank_and_document_rows_are_mended_from_the_units(tmp_path: Path) -> None:
     db = _store(tmp_path)
     roots = _root_pages(db)
