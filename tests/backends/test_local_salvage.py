@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BackendError, MemoryHit, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
@@ -227,3 +229,46 @@ def test_a_file_whose_schema_page_is_gone_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SalvageError):
         salvage(db, tmp_path / "fresh.db")
     assert not (tmp_path / "fresh.db").exists()
+
+
+@pytest.fixture(scope="module")
+def stored_bytes(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, set[str]]:
+    """One store's bytes and unit ids, built once: each example damages its own copy."""
+    db = _store(tmp_path_factory.mktemp("stored"))
+    return db.read_bytes(), _ids(db)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pages=st.lists(st.integers(min_value=2, max_value=400), min_size=1, max_size=12, unique=True),
+    fill=st.sampled_from(["random", "zeros", "ones"]),
+    cut=st.one_of(st.none(), st.floats(min_value=0.05, max_value=0.99)),
+)
+def test_any_damage_salvages_only_real_rows_into_a_sound_file(
+    tmp_path: Path, stored_bytes: tuple[bytes, set[str]], pages: list[int], fill: str, cut: float | None
+) -> None:
+    """Whatever pages are damaged and wherever the file is cut: the salvage ends, or refuses with
+    a ``SalvageError``; what it writes passes SQLite's check, opens as a store, and holds only
+    memories that were there."""
+    data, original = stored_bytes
+    size = int.from_bytes(data[16:18], "big")
+    damaged = bytearray(data)
+    rng = random.Random(sum(pages))
+    for page in (p for p in pages if p * size <= len(damaged)):
+        block = {"random": rng.randbytes(size), "zeros": bytes(size), "ones": b"\xff" * size}[fill]
+        damaged[(page - 1) * size : page * size] = block
+    if cut is not None:
+        damaged = damaged[: int(len(damaged) * cut)]
+    folder = tmp_path / f"case-{rng.getrandbits(48):x}"
+    folder.mkdir()
+    db = folder / "memory.db"
+    db.write_bytes(bytes(damaged))
+    try:
+        salvage(db, folder / "fresh.db")
+    except SalvageError:
+        assert not (folder / "fresh.db").exists()
+        return
+    assert db.read_bytes() == bytes(damaged)
+    assert store_problem(folder / "fresh.db") is None
+    assert _ids(folder / "fresh.db") <= original
+    LocalBackend(folder / "fresh.db").close()  # it opens as a store
