@@ -15,8 +15,10 @@ nothing readable), 2 usage.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -120,12 +122,11 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
     except SalvageError as exc:
         print(f"{TAG}nothing could be salvaged: {exc}; the file was left as it was", file=sys.stderr)
         return EXIT_FAILED
-    # The damaged file and its WAL side files move together, so the kept copy opens as it was.
-    for suffix in ("", "-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            os.replace(side, kept.with_name(kept.name + suffix))
-    os.replace(fresh, path)
+    except (sqlite3.Error, OSError) as exc:  # the new file could not be written (a full disk, say)
+        print(f"{TAG}the new file could not be written ({exc}); nothing was changed", file=sys.stderr)
+        return EXIT_FAILED
+    if not _swap(path, fresh, kept):
+        return EXIT_FAILED
     try:
         backend = LocalBackend(path)  # migrates a salvaged older version, as any open would
         try:
@@ -138,6 +139,30 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
     still = store_problem(path)
     _say(ns, _summary(path, kept, report, still), _text(path, kept, report, still))
     return EXIT_OK if still is None else EXIT_FAILED
+
+
+def _swap(path: Path, fresh: Path, kept: Path) -> bool:
+    """Move the damaged file (with its WAL side files, so the kept copy opens as it was) to
+    ``kept`` and the new file to ``path``; on a failure, put back what was moved."""
+    moved: list[str] = []
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                os.replace(side, kept.with_name(kept.name + suffix))
+                moved.append(suffix)
+        os.replace(fresh, path)
+    except OSError as exc:
+        for suffix in reversed(moved):
+            with contextlib.suppress(OSError):
+                os.replace(kept.with_name(kept.name + suffix), path.with_name(path.name + suffix))
+        print(
+            f"{TAG}the new file could not be put in place ({exc}); the store was left as it was, "
+            f"and the salvaged copy is at {fresh}",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _summary(path: Path, kept: Path, report: SalvageReport, problem: str | None) -> dict[str, object]:

@@ -272,3 +272,12 @@ def test_any_damage_salvages_only_real_rows_into_a_sound_file(
     assert store_problem(folder / "fresh.db") is None
     assert _ids(folder / "fresh.db") <= original
     LocalBackend(folder / "fresh.db").close()  # it opens as a store
+
+
+def test_a_store_from_a_newer_version_is_refused_as_it_is(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(SalvageError, match="newer than this hindsight-hooks"):
+        salvage(db, tmp_path / "fresh.db")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("fresh")) == []

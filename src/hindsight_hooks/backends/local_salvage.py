@@ -124,17 +124,7 @@ def salvage(damaged: Path, fresh: Path, on_table: Callable[[TableSalvage], None]
     """
     copy = fresh.with_name(fresh.name + ".read-copy")
     try:
-        try:
-            source = _read_only(damaged)
-            version, names = _schema_of(source)
-        except (sqlite3.Error, SalvageError) as exc:
-            # A file cut short holds fewer pages than its header and schema name, and SQLite then
-            # refuses to read even the schema. A copy padded with empty pages opens; the pages that
-            # were cut off read as damaged, and are skipped like any other.
-            if not _padded_copy(damaged, copy):
-                raise SalvageError(_cannot(exc)) from None
-            source = _read_only(copy)
-            version, names = _schema_of(source)
+        source, version, names = _open_source(damaged, copy)
         try:
             fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)
@@ -151,6 +141,44 @@ def salvage(damaged: Path, fresh: Path, on_table: Callable[[TableSalvage], None]
         for leftover in (copy, copy.with_name(copy.name + "-wal"), copy.with_name(copy.name + "-shm")):
             with contextlib.suppress(OSError):
                 leftover.unlink()
+
+
+class _Unreadable(SalvageError):
+    """The schema could not be read: worth one more try through a padded copy."""
+
+
+def _open_source(damaged: Path, copy: Path) -> tuple[sqlite3.Connection, int, set[str]]:
+    """A read-only connection to the damaged file, or else to a padded copy of it (a file cut
+    short holds fewer pages than its header and schema name, and SQLite then refuses to read even
+    the schema; in the copy the pages that were cut off read as damaged, and are skipped like any
+    other), with the file's schema version and tables."""
+    first: BaseException
+    try:
+        source = _read_only(damaged)
+    except sqlite3.Error as exc:
+        first = exc
+    else:
+        try:
+            version, names = _schema_of(source)
+            return source, version, names
+        except _Unreadable as exc:
+            source.close()
+            first = exc
+        except BaseException:
+            source.close()
+            raise
+    if not _padded_copy(damaged, copy):
+        raise SalvageError(_cannot(first))
+    try:
+        source = _read_only(copy)
+    except sqlite3.Error:
+        raise SalvageError(_cannot(first)) from None
+    try:
+        version, names = _schema_of(source)
+    except BaseException:
+        source.close()
+        raise
+    return source, version, names
 
 
 def _cannot(exc: BaseException) -> str:
@@ -194,7 +222,7 @@ def _schema_of(source: sqlite3.Connection) -> tuple[int, set[str]]:
         version = int(source.execute("PRAGMA user_version").fetchone()[0])
         names = {str(r[0]) for r in source.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
-        raise SalvageError(f"the file's schema cannot be read ({exc})") from None
+        raise _Unreadable(f"the file's schema cannot be read ({exc})") from None
     if version > SCHEMA_VERSION:
         raise SalvageError(f"the file has schema version {version}, newer than this hindsight-hooks ({SCHEMA_VERSION})")
     if version < 1 or "units" not in names:
