@@ -7,6 +7,8 @@ import hashlib
 import json
 import random
 import sqlite3
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -231,11 +233,19 @@ def test_a_file_whose_schema_page_is_gone_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "fresh.db").exists()
 
 
+@dataclass(frozen=True)
+class Stored:
+    """One store's bytes and unit ids (no repr: a failing example prints its arguments)."""
+
+    data: bytes = field(repr=False)
+    ids: frozenset[str] = field(repr=False)
+
+
 @pytest.fixture(scope="module")
-def stored_bytes(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, set[str]]:
-    """One store's bytes and unit ids, built once: each example damages its own copy."""
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Stored:
+    """Built once: each example damages its own copy."""
     db = _store(tmp_path_factory.mktemp("stored"))
-    return db.read_bytes(), _ids(db)
+    return Stored(db.read_bytes(), frozenset(_ids(db)))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -245,12 +255,12 @@ def stored_bytes(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, set[s
     cut=st.one_of(st.none(), st.floats(min_value=0.05, max_value=0.99)),
 )
 def test_any_damage_salvages_only_real_rows_into_a_sound_file(
-    tmp_path: Path, stored_bytes: tuple[bytes, set[str]], pages: list[int], fill: str, cut: float | None
+    tmp_path: Path, stored: Stored, pages: list[int], fill: str, cut: float | None
 ) -> None:
     """Whatever pages are damaged and wherever the file is cut: the salvage ends, or refuses with
     a ``SalvageError``; what it writes passes SQLite's check, opens as a store, and holds only
     memories that were there."""
-    data, original = stored_bytes
+    data, original = stored.data, stored.ids
     size = int.from_bytes(data[16:18], "big")
     damaged = bytearray(data)
     rng = random.Random(sum(pages))
@@ -259,8 +269,7 @@ def test_any_damage_salvages_only_real_rows_into_a_sound_file(
         damaged[(page - 1) * size : page * size] = block
     if cut is not None:
         damaged = damaged[: int(len(damaged) * cut)]
-    folder = tmp_path / f"case-{rng.getrandbits(48):x}"
-    folder.mkdir()
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
     db = folder / "memory.db"
     db.write_bytes(bytes(damaged))
     try:
