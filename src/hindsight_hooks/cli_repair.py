@@ -133,11 +133,13 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
             report.documents_retained = rebuild_lost_units(backend, stamp)
         finally:
             backend.close()
+        without_vector = _without_vector(path)
     except BackendError as exc:
         print(f"{TAG}the new store could not be opened: {exc.detail}", file=sys.stderr)
         return EXIT_FAILED
     still = store_problem(path)
-    _say(ns, _summary(path, kept, report, still), _text(path, kept, report, still))
+    _say(ns, {**_summary(path, kept, report, still), "without_vector": without_vector},
+         _text(path, kept, report, still, without_vector))  # fmt: skip
     return EXIT_OK if still is None else EXIT_FAILED
 
 
@@ -181,7 +183,22 @@ def _summary(path: Path, kept: Path, report: SalvageReport, problem: str | None)
     }
 
 
-def _text(path: Path, kept: Path, report: SalvageReport, problem: str | None) -> str:
+def _without_vector(path: Path) -> int:
+    """Memories of the new store without a vector, when the [semantic] extra could give them one."""
+    from .backends.semantic import available
+
+    if not available():
+        return 0
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM units AS u "
+                "WHERE NOT EXISTS (SELECT 1 FROM unit_vectors AS v WHERE v.unit_id = u.id)"
+            ).fetchone()[0]
+        )
+
+
+def _text(path: Path, kept: Path, report: SalvageReport, problem: str | None, without_vector: int) -> str:
     lines = [
         f"repaired: {report.rows('units')} memories read in {report.rows('banks') + report.banks_mended} bank(s) "
         f"are in the new store at {path}; {report.damaged_regions} damaged region(s) could not be read",
@@ -199,8 +216,8 @@ def _text(path: Path, kept: Path, report: SalvageReport, problem: str | None) ->
         )
     lines.append(f"the damaged file is kept at {kept}; delete it when you no longer need it")
     lines.append("run `hindsight-hooks flush` to deliver memories queued while the store could not be opened")
-    if report.rows("unit_vectors") < report.rows("units"):
-        lines.append("with the [semantic] extra, `hindsight-hooks embed` gives memories without a vector their vector")
+    if without_vector:
+        lines.append(f"run `hindsight-hooks embed` to give the {without_vector} memories without a vector theirs")
     if problem is not None:
         lines.append(f"the new store still fails SQLite's check: {problem}")
     return "\n".join(lines)
