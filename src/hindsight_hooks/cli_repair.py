@@ -215,7 +215,10 @@ def _text(path: Path, kept: Path, report: SalvageReport, problem: str | None, wi
             "do not find them; `hindsight-hooks memories list` shows them"
         )
     lines.append(f"the damaged file is kept at {kept}; delete it when you no longer need it")
-    lines.append("run `hindsight-hooks flush` to deliver memories queued while the store could not be opened")
+    lines.append(
+        "run `hindsight-hooks flush` to deliver memories queued while the store could not be used "
+        "(and first `hindsight-hooks queue --requeue-dead`, if `hindsight-hooks queue` shows dead-letter jobs)"
+    )
     if without_vector:
         lines.append(f"run `hindsight-hooks embed` to give the {without_vector} memories without a vector theirs")
     if problem is not None:
