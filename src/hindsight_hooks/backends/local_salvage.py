@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import HindsightHooksError
-from .local_schema import SCHEMA_VERSION, SLOT_BITS, migrate_steps
+from .local_schema import SCHEMA_VERSION, SLOT_BITS, migrate_steps, transaction
 
 if TYPE_CHECKING:
     from .local import LocalBackend
@@ -240,27 +240,22 @@ def _copy_into(
     target = sqlite3.connect(str(fresh), isolation_level=None)
     try:
         target.execute("PRAGMA foreign_keys = OFF")  # lost parents are mended after the copy
-        target.execute("BEGIN")
-        migrate_steps(target, 0, version)
         report = SalvageReport(version)
-        for table in TABLES:
-            if table not in names:
-                continue
-            columns = _shared_columns(source, target, table)
-            if not columns:
-                continue
-            copied = TableSalvage(table)
-            _copy_table(source, target, table, columns, copied)
-            report.tables.append(copied)
-            if on_table is not None:
-                on_table(copied)
-        _mend(target, report)
-        target.execute(f"PRAGMA user_version = {version}")
-        target.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            target.execute("ROLLBACK")
-        raise
+        with transaction(target):
+            migrate_steps(target, 0, version)
+            for table in TABLES:
+                if table not in names:
+                    continue
+                columns = _shared_columns(source, target, table)
+                if not columns:
+                    continue
+                copied = TableSalvage(table)
+                _copy_table(source, target, table, columns, copied)
+                report.tables.append(copied)
+                if on_table is not None:
+                    on_table(copied)
+            _mend(target, report)
+            target.execute(f"PRAGMA user_version = {version}")
     finally:
         target.close()
     return report

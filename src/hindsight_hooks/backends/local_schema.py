@@ -432,20 +432,28 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> int:
         if found == SCHEMA_VERSION:
             conn.execute("PRAGMA journal_mode = WAL")
             return found
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn, "BEGIN IMMEDIATE"):
             found = _read_version(conn, path)  # another process may have migrated meanwhile
             migrate_steps(conn, found, SCHEMA_VERSION)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
         conn.execute("PRAGMA journal_mode = WAL")
         return found
     except sqlite3.Error as exc:
         raise map_error("open", exc, path) from None
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection, begin: str = "BEGIN") -> Iterator[None]:
+    """One transaction on an autocommit connection: committed when the block ends, rolled back
+    (and the error raised on) when it fails or is interrupted."""
+    conn.execute(begin)
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
 
 
 def migrate_steps(conn: sqlite3.Connection, start: int, stop: int) -> None:
