@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import json
 import os
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -105,6 +104,8 @@ def _agreed(ns: argparse.Namespace, path: Path, problem: str) -> bool:
 
 
 def _repair(ns: argparse.Namespace, path: Path) -> int:
+    import sqlite3  # here, not at the top: every command builds the parser, and hooks are commands
+
     from .backends.base import BackendError
     from .backends.local import LocalBackend
     from .backends.local_salvage import SalvageError, rebuild_lost_units, salvage, store_problem
@@ -185,6 +186,8 @@ def _summary(path: Path, kept: Path, report: SalvageReport, problem: str | None)
 
 def _without_vector(path: Path) -> int:
     """Memories of the new store without a vector, when the [semantic] extra could give them one."""
+    import sqlite3
+
     from .backends.semantic import available
 
     if not available():

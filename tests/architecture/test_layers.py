@@ -226,3 +226,16 @@ def test_the_importer_imports_nothing_from_the_plugin() -> None:
     retain_users = {t for _, t in _imports_into("hindsight_hooks.importer", "hindsight_hooks.retain")}
     core = {f"hindsight_hooks.retain.{m}" for m in ("cursor", "delivery", "injected", "jobs", "projection")}
     assert core <= retain_users  # the walk sees the importer's real imports
+
+
+def test_building_the_command_line_imports_no_store_client_or_model() -> None:
+    """Every command builds the whole parser first, and an agent's hooks are commands
+    (``hindsight-hooks hook``, once per event): a subcommand's module imports what it needs when
+    it runs, not when it is registered (``repair`` once put ``sqlite3``, 4 ms, on every hook)."""
+    code = (
+        "import sys; from hindsight_hooks.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('sqlite3', 'httpx', 'numpy', 'wordllama') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
