@@ -76,7 +76,7 @@ def _index_problem(path: Path) -> str | None:
     try:
         backend = LocalBackend(path)
         try:
-            found = backend.check_store()
+            found = backend.check_index()  # the pages were just checked, read-only
         finally:
             backend.close()
     except BackendError as exc:
@@ -186,19 +186,16 @@ def _summary(path: Path, kept: Path, report: SalvageReport, problem: str | None)
 
 def _without_vector(path: Path) -> int:
     """Memories of the new store without a vector, when the [semantic] extra could give them one."""
-    import sqlite3
-
-    from .backends.semantic import available
+    from .backends.local import LocalBackend
+    from .backends.semantic import StaticEmbedder, available
 
     if not available():
         return 0
-    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
-        return int(
-            conn.execute(
-                "SELECT count(*) FROM units AS u "
-                "WHERE NOT EXISTS (SELECT 1 FROM unit_vectors AS v WHERE v.unit_id = u.id)"
-            ).fetchone()[0]
-        )
+    backend = LocalBackend(path, semantic=StaticEmbedder())  # counting loads no model
+    try:
+        return backend.vector_counts()[0]
+    finally:
+        backend.close()
 
 
 def _text(path: Path, kept: Path, report: SalvageReport, problem: str | None, without_vector: int) -> str:

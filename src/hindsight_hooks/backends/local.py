@@ -143,14 +143,20 @@ class LocalBackend(LocalRetain, LocalEdit, LocalRecall):
         if not has_fts:
             problems.append("the FTS5 index units_fts is missing")
             return StoreCheck(problems)
+        index = self.check_index()
+        return StoreCheck(problems + index.problems, read_only=index.read_only)
+
+    def check_index(self) -> StoreCheck:
+        """FTS5's own check of the search index alone (``check_store`` without ``quick_check``):
+        for a caller that has checked the pages already (``hindsight-hooks repair``, ADR 189)."""
         try:
             with self._write("quick_check") as conn:
                 conn.execute("INSERT INTO units_fts(units_fts, rank) VALUES ('integrity-check', 1)")
         except BackendError as exc:
             if is_read_only(exc):
-                return StoreCheck(problems, read_only=exc.detail)
-            problems.append(f"FTS5 index: {exc.detail}")
-        return StoreCheck(problems)
+                return StoreCheck([], read_only=exc.detail)
+            return StoreCheck([f"FTS5 index: {exc.detail}"])
+        return StoreCheck([])
 
     def close(self) -> None:
         """Close this process's connections (a later call simply reopens).

@@ -171,16 +171,18 @@ def _units(conn: sqlite3.Connection, bank_id: str, document_id: str, doc_context
             context=str(r[3] or doc_context),
             created_at=str(r[4]),
             occurred_at=r[5] if isinstance(r[5], str) and r[5] else None,
-            metadata=_dict(r[6]),
+            metadata=stored_json(r[6], dict),
             tags=tags[str(r[0])],
         )
         for r in rows
     ]
 
 
-def _dict(raw: object) -> dict[str, Any]:
+def stored_json(raw: object, kind: type[list[Any]] | type[dict[str, Any]]) -> Any:
+    """A stored JSON column (``tags_json``, ``metadata_json``) as ``kind``; an empty one when the
+    row holds something else (a damaged or hand-edited row keeps its text and loses only this)."""
     try:
-        value = orjson.loads(raw) if isinstance(raw, str | bytes) else {}
+        value = orjson.loads(raw) if isinstance(raw, str | bytes) else kind()
     except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return kind()
+    return value if isinstance(value, kind) else kind()

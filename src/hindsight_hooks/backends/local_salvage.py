@@ -39,9 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ..errors import HindsightHooksError
+from .local_documents import stored_json
 from .local_schema import SCHEMA_VERSION, SLOT_BITS, migrate_steps, transaction
 
 if TYPE_CHECKING:
@@ -441,7 +440,7 @@ def rebuild_lost_units(backend: LocalBackend, stamp: str) -> int:
             texts = [t for t in texts if t.strip()]
             if texts:
                 item = {"context": context or "", "document_id": document_id, "timestamp": created,
-                        "tags": _json_or(tags, list), "metadata": _json_or(metadata, dict)}  # fmt: skip
+                        "tags": stored_json(tags, list), "metadata": stored_json(metadata, dict)}  # fmt: skip
                 plan.append((str(bank_id), str(document_id), texts, item))
     finally:
         conn.close()
@@ -451,12 +450,3 @@ def rebuild_lost_units(backend: LocalBackend, stamp: str) -> int:
             batch = [{**item, "content": text, "update_mode": mode}]
             backend.retain_batch(bank_id, batch, operation_id=f"repair:{stamp}:{document_id}:{k}")
     return len(plan)
-
-
-def _json_or(raw: object, kind: type[list[Any]] | type[dict[str, Any]]) -> Any:
-    """``raw`` parsed when it is JSON of ``kind``, else an empty one (a garbled row keeps its text)."""
-    try:
-        value = orjson.loads(str(raw))
-    except orjson.JSONDecodeError:
-        return kind()
-    return value if isinstance(value, kind) else kind()

@@ -507,9 +507,12 @@ def is_read_only(exc: BaseException) -> bool:
     return any(m in text for m in _READ_ONLY_MARKERS)
 
 
+REPAIR_HINT = "`hindsight-hooks repair` salvages what can be read"
+
+
 def repair_hint(exc: BaseException) -> str:
     """What to do about a damaged file (ADR 189); nothing for any other failure."""
-    return "; `hindsight-hooks repair` salvages what can be read" if "malformed" in str(exc).lower() else ""
+    return f"; {REPAIR_HINT}" if "malformed" in str(exc).lower() else ""
 
 
 def read_only_hint(path: Path) -> str:
@@ -542,7 +545,7 @@ def map_error(operation: str, exc: BaseException, path: Path) -> BackendError:
     kind = classify(exc)
     detail = redact_text(str(exc))[:300]
     if any(m in detail.lower() for m in _CORRUPT_MARKERS):
-        detail += " (the file was left untouched; `hindsight-hooks repair` salvages what can be read)"
+        detail += f" (the file was left untouched; {REPAIR_HINT})"
     elif is_read_only(exc):
         detail += f" (read-only store: {read_only_hint(path)})"
     return store_error(operation, path, detail, kind)
