@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .backends.local_salvage import SalvageReport, TableSalvage
 
 EXIT_OK, EXIT_FAILED = 0, 1
+HELPER_STOP_S = 15.0  # the helper's bounded shutdown flush, with room for a loaded machine
 TAG = "hindsight-hooks: repair: "
 
 
@@ -60,7 +61,59 @@ def _run_repair(ns: argparse.Namespace) -> int:
         return EXIT_FAILED
     if not _agreed(ns, path, problem):
         return EXIT_FAILED
+    if (busy := _in_use(path)) is not None:
+        print(f"{TAG}{busy}; close it first (an agent session, the MCP server or a framework's process "
+              "that uses this store), then run repair again; nothing changed", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
     return _repair(ns, path)
+
+
+def _in_use(path: Path) -> str | None:
+    """Why the file must not be swapped now: another process has it open (ADR 190).
+
+    A process that keeps the old file open goes on writing to it after the swap, into the kept
+    damaged copy. Where this system cannot tell, the repair goes on, and says it could not check.
+    """
+    from .backends.local_holders import CannotTell, holder_of
+
+    try:
+        holder = holder_of(path)
+        if holder is not None and _is_our_helper(holder.command) and _stop_helper(path, holder.pid):
+            holder = holder_of(path)
+    except CannotTell as exc:
+        print(f"{TAG}could not check whether another program has the store open: {exc}", file=sys.stderr)
+        return None
+    return None if holder is None else f"another program has the store open: {holder}"
+
+
+def _is_our_helper(command: tuple[str, ...]) -> bool:
+    from itertools import pairwise
+
+    from .hosts.hookclient import HELPER_MODULE
+
+    return ("-m", HELPER_MODULE) in pairwise(command)
+
+
+def _stop_helper(path: Path, pid: int) -> bool:
+    """Stop the warm hook helper holding the store: it is ours, the next hook starts a new one,
+    and on SIGTERM it flushes within its bound and exits (ADR-080). Waits up to ``HELPER_STOP_S``."""
+    import signal
+
+    from .backends.local_holders import holder_of
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    deadline = time.monotonic() + HELPER_STOP_S
+    while time.monotonic() < deadline:
+        holder = holder_of(path)
+        if holder is None or holder.pid != pid:
+            print(f"{TAG}stopped the warm hook helper (process {pid}), which had the store open; "
+                  "the next hook starts a new one", file=sys.stderr)  # fmt: skip
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _index_problem(path: Path) -> str | None:
@@ -108,6 +161,7 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
 
     from .backends.base import BackendError
     from .backends.local import LocalBackend
+    from .backends.local_holders import FileState
     from .backends.local_salvage import SalvageError, rebuild_lost_units, salvage, store_problem
 
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
@@ -118,6 +172,7 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
         skipped = f", {table.damaged_regions} damaged region(s) skipped" if table.damaged_regions else ""
         print(f"  {table.name}: {table.rows} row(s) read{skipped}", file=sys.stderr)
 
+    before = FileState.of(path)
     try:
         report = salvage(path, fresh, progress)
     except SalvageError as exc:
@@ -125,6 +180,12 @@ def _repair(ns: argparse.Namespace, path: Path) -> int:
         return EXIT_FAILED
     except (sqlite3.Error, OSError) as exc:  # the new file could not be written (a full disk, say)
         print(f"{TAG}the new file could not be written ({exc}); nothing was changed", file=sys.stderr)
+        return EXIT_FAILED
+    disturbed = _in_use(path) or (None if FileState.of(path) == before else "the store was written while it was read")
+    if disturbed is not None:  # what the other program wrote would be left in the kept copy
+        fresh.unlink()
+        print(f"{TAG}{disturbed}; nothing changed: close the agents that use this store and run repair again",
+              file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     if not _swap(path, fresh, kept):
         return EXIT_FAILED

@@ -23,6 +23,7 @@ import socket
 import sys
 
 HELPER_ENV = "HINDSIGHT_HOOK_HELPER"
+HELPER_MODULE = "hindsight_hooks.hosts.helper"  # what a helper's command line runs (``repair`` looks for it)
 RUNTIME_DIR_ENV = "HINDSIGHT_HOOK_RUNTIME_DIR"
 CEILING_S = 15.0
 """The client's own last-resort limit (every adapter deadline is well below it)."""
@@ -175,7 +176,7 @@ def start_helper(path: str) -> None:
         if not private_folder(path):
             return  # not a private folder of ours: no helper (in-process answers still work)
         subprocess.Popen(
-            [sys.executable, "-m", "hindsight_hooks.hosts.helper", "--socket", path],
+            [sys.executable, "-m", HELPER_MODULE, "--socket", path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
