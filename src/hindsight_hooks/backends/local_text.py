@@ -46,7 +46,37 @@ _STOP_TEXT = """
     within without would yes yet you your yours yourself yourselves ok okay im ive id youre dont
     doesnt didnt isnt arent wasnt cant wont thats theres lets s t
 """
-STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
+# The function words of the other languages our users write in most (German, French, Spanish,
+# Italian, Portuguese, Dutch; ADR 191): without them "kannst du die README übersetzen?" matched
+# every German memory by "du" and "die". Left out on purpose, because each is also a word a
+# developer searches by: ai, bin, ca, ci, con, du (the command) stays in for German, ed, eu, era,
+# hat, io, man, mon, nas, op, os, pour, sa, ses, sin, son, su, ti, ton, vi, war.
+_OTHER_STOP_TEXT = """
+    der das den dem des ein eine einen einem einer eines und oder aber nicht kein keine ist sind
+    wir ihr sie er es ich du mich mir dich dir uns euch sich mit von zu zum zur auf für fur im ins
+    am aus bei nach vor über uber unter durch wie wo wer wann warum weil dass daß ob wenn als auch
+    noch schon nur sehr hier da dann doch mal bitte kannst kann können konnen soll sollte sollten
+    muss müssen musst wird werden wurde wurden habe haben hast hatte sein seine ihre unser unsere
+    dies diese dieser dieses jetzt gibt würde würdest wäre die
+    le la les un une des de et ou mais ne pas plus est sont être etre été avoir avons avez ont
+    je tu il elle nous vous ils elles ce cet cette ces ma mes ta tes notre nos votre vos leur leurs
+    qui que quoi quand comment pourquoi où dans sur par avec sans sous chez au aux se lui te moi toi
+    ça cela peux peut pouvez faut très tres aussi alors donc comme si qu
+    el los las unos unas del al pero ser está esta están estan estar fue hay ha han hemos yo tú él
+    ella nosotros ellos ellas usted ustedes le lo mi mis sus nuestro nuestra qué cuando cuándo como
+    cómo donde dónde para sobre entre también tambien muy más mas ya este estos estas ese esa eso
+    esto puedes puede podemos debemos debe sí
+    il gli uno di della dei delle da dal nel nella tra fra non sono essere ho hai abbiamo avete
+    hanno lei noi voi loro si che chi cosa come dove perché perche anche molto più piu questo
+    questa questi queste quello quella puoi può possiamo
+    um uma uns umas do dos das na em ao aos não nao são sao está estão foi há ele eles você vocês
+    voce voces lhe meu minha seu sua nosso nossa quando onde porque por com sem muito mais já ja
+    isso isto pode
+    het een en maar niet geen zijn ben bent heb hebt heeft hebben wij jij je ik hij zij ze ons
+    jullie mijn jouw haar onze met van voor aan uit bij naar door dat dit deze wat wie waar wanneer
+    waarom hoe ook nog al wel er daar dan kun kunnen moet moeten zal zou worden wordt
+"""
+STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split()) | frozenset(_OTHER_STOP_TEXT.split())
 
 
 def query_terms(query: str) -> list[str]:

@@ -1,0 +1,96 @@
+"""Function words of the other languages users write in are not searched (ADR 191): the term
+list, the words a developer searches by that must stay, and recall on a real German bank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local_text import STOP_WORDS, query_terms
+from tests.backends.test_local_support import item, make
+
+GERMAN = [
+    "user: Wir müssen eine Datenbank für die Abrechnung auswählen. Was würdest du empfehlen?",
+    "assistant: Entscheidung notiert: die Abrechnung läuft auf PostgreSQL 16, Datenbank billing.",
+    "user: Die Tests auf der CI sind seit gestern rot, kannst du nachsehen?",
+    "assistant: Die Tests scheitern, weil die Zeitzone auf dem CI-Runner UTC ist. Ich habe den Test umgestellt.",
+    "assistant: Ich habe logrotate eingerichtet: die Logs werden täglich rotiert und 14 Tage aufbewahrt.",
+    "assistant: Erledigt: der Login ist jetzt auf 5 Versuche pro Minute und IP begrenzt.",
+]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "terms"),
+    [
+        ("Kannst du mir die README übersetzen?", ["readme", "übersetzen"]),
+        ("Wir sollten die Farbe der Buttons ändern, was meinst du?", ["farbe", "buttons", "ändern", "meinst"]),
+        ("Peux-tu traduire le README en français ?", ["traduire", "readme", "français"]),
+        ("¿Puedes revisar por qué falla el deploy?", ["revisar", "falla", "deploy"]),
+        ("Puoi controllare perché il build non funziona?", ["controllare", "build", "funziona"]),
+        ("Você pode ver por que o build falhou?", ["ver", "build", "falhou"]),
+        ("Kun je kijken waarom de build faalt?", ["kijken", "build", "faalt"]),
+    ],
+)
+def test_a_prompt_is_searched_by_its_content_words_in_six_more_languages(prompt: str, terms: list[str]) -> None:
+    assert query_terms(prompt) == terms
+
+
+def test_words_a_developer_searches_by_are_not_taken_for_function_words() -> None:
+    kept = [
+        "ai",
+        "bin",
+        "ca",
+        "ci",
+        "con",
+        "ed",
+        "eu",
+        "era",
+        "hat",
+        "io",
+        "man",
+        "mon",
+        "nas",
+        "op",
+        "os",
+        "pour",
+        "sa",
+        "ses",
+        "sin",
+        "son",
+        "su",
+        "ti",
+        "ton",
+        "vi",
+        "war",
+    ]
+    assert [w for w in kept if w in STOP_WORDS] == []
+    assert query_terms("which os does the ci image use, and where is the io module?") == [
+        "os",
+        "ci",
+        "image",
+        "use",
+        "io",
+        "module",
+    ]
+
+
+def test_a_german_question_about_nothing_stored_finds_nothing_and_one_about_a_decision_finds_it(
+    tmp_path: Path,
+) -> None:
+    backend = make(tmp_path)
+    try:
+        for n, text in enumerate(GERMAN):
+            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
+        for unrelated in (
+            "Kannst du mir die README übersetzen?",
+            "Wir sollten die Farbe der Buttons ändern, was meinst du?",
+        ):
+            hits = backend.recall("b", RecallRequest(query=unrelated)).hits
+            assert [h.text for h in hits] == [], unrelated  # before: every memory, by "du", "die", "der"
+        hits = backend.recall("b", RecallRequest(query="Welche Datenbank nutzen wir für die Abrechnung?")).hits
+        assert hits and "PostgreSQL 16" in " ".join(h.text for h in hits[:2])
+        assert all("Datenbank" in h.text or "Abrechnung" in h.text for h in hits)
+    finally:
+        backend.close()
