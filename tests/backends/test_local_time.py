@@ -16,6 +16,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_browse import LocalBrowser
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 from hindsight_hooks.backends.local_time import (
+    announces_change,
     asks_for_recent,
     date_numbers,
     left_behind,
@@ -325,6 +326,13 @@ def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:
         ("we no longer use Travis", {"travi"}),
         ("we got the data from Postgres", set()),
         ("the cache is Memcached, not the bus", set()),
+        ("Wir nutzen ab jetzt Postgres statt MySQL", {"mysql"}),
+        ("On utilise Actions au lieu de Jenkins", {"jenkin"}),
+        ("Usamos Actions en lugar de Jenkins", {"jenkin"}),
+        ("Usiamo Actions invece di Jenkins", {"jenkin"}),
+        ("Usamos Actions em vez do Jenkins", {"jenkin"}),
+        ("We gebruiken Actions in plaats van Jenkins", {"jenkin"}),
+        ("Die Tests laufen stattdessen auf Actions", set()),  # "instead", with nothing named
     ],
 )
 def test_what_a_change_names_as_left_behind(text: str, left: set[str]) -> None:
@@ -456,3 +464,55 @@ def test_newer_first_only_reorders_and_leaves_no_pair_to_move(
     assert sorted(out) == sorted(hits)
     again = newer_first(out, text=lambda h: h[0], epoch=lambda h: float(h[1]))
     assert again == out  # settled: no pair left to move
+
+
+def test_a_german_switch_ranks_above_the_reasoning_it_replaced(tmp_path: Path) -> None:
+    """A user's trial in German (ADR 192): "Umgestellt: …" announced nothing, so the older
+    question that set out the options stood above the switch to RabbitMQ."""
+    backend = make(tmp_path)
+    sessions = [
+        ("s1", "2026-10-22T19:37:00Z",
+         "Wir brauchen eine Queue für die E-Mail-Jobs. Optionen: Redis Streams, RabbitMQ, SQS",
+         "Da ihr Redis schon betreibt und das Volumen bei etwa 2000 E-Mails am Tag liegt, hält Redis Streams den "
+         "Stack klein. RabbitMQ bringt Betriebsaufwand, SQS bindet uns an AWS."),
+        ("s1b", "2026-10-22T19:40:00Z", "Ok, nimm erstmal Redis Streams.",
+         "Entscheidung notiert: die E-Mail-Jobs laufen über Redis Streams (Stream `emails`, Consumer-Gruppe "
+         "`mailer`)."),
+        ("s2", "2026-10-31T19:37:00Z",
+         "Das Plattform-Team verlangt RabbitMQ, stell die E-Mail-Queue auf RabbitMQ um.",
+         "Umgestellt: der Mailer konsumiert jetzt aus der RabbitMQ-Queue `emails` im gemeinsamen vhost `apps`; "
+         "den Redis-Stream-Consumer habe ich entfernt."),
+    ]  # fmt: skip
+    for op, when, asked, answered in sessions:
+        turn = json.dumps([
+            {"role": "user", "content": asked, "timestamp": when},
+            {"role": "assistant", "content": answered, "timestamp": when},
+        ])  # fmt: skip
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    query = "Welche Queue nutzen wir für die E-Mails?"
+    hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
+    assert [h.text[:22] for h in hits] == [
+        "user: Das Plattform-Te",
+        "assistant: Umgestellt:",  # before: under the older options question
+        "user: Wir brauchen ein",
+        "assistant: Da ihr Redi",
+        "assistant: Entscheidun",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("Wir nutzen ab jetzt MySQL statt Postgres.", True),
+        ("On utilise désormais MySQL au lieu de Postgres.", True),
+        ("Usamos MySQL en lugar de Postgres.", True),
+        ("Ora usiamo MySQL invece di Postgres.", True),
+        ("Agora usamos MySQL em vez de Postgres.", True),
+        ("We gebruiken MySQL in plaats van Postgres.", True),
+        ("Wir nutzen Redis Streams für die E-Mail-Jobs.", False),
+        ("Le cache est Redis.", False),
+        ("we need to migrate the schema", False),  # English "migrate" is not Italian "migrate"
+    ],
+)
+def test_a_change_is_announced_in_six_more_languages(text: str, changes: bool) -> None:
+    assert announces_change(text) is changes

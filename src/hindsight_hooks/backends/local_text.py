@@ -77,6 +77,14 @@ _OTHER_STOP_TEXT = """
     waarom hoe ook nog al wel er daar dan kun kunnen moet moeten zal zou worden wordt
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split()) | frozenset(_OTHER_STOP_TEXT.split())
+OTHER_LANGUAGE_WORDS: frozenset[str] = frozenset(_OTHER_STOP_TEXT.split()) - frozenset(_STOP_TEXT.split())
+"""The function words of those six languages that English does not have: a text that says none
+of them is not in one of them, so their phrase lists need not be searched (``local_time``)."""
+
+
+def says_other_language_words(text: str) -> bool:
+    """Does ``text`` say a function word of German, French, Spanish, Italian, Portuguese or Dutch?"""
+    return not OTHER_LANGUAGE_WORDS.isdisjoint(_WORD.findall(text.lower()))
 
 
 def query_terms(query: str) -> list[str]:
