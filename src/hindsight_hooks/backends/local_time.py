@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
+from .local_time_words import in_english
 
 TAIL_CHARS = 300
 SAME_SUBJECT = 0.6  # share of the shorter unit's content words the other must contain
@@ -113,6 +114,7 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     are there (a digit, a month's or a weekday's name, "ago", …): most queries name no time.
     """
     text = query[-TAIL_CHARS:]
+    text = in_english(text) or text  # "gestern", "la semaine dernière", "hace 3 días" (ADR 193)
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
     ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
@@ -184,6 +186,7 @@ def date_numbers(query: str) -> frozenset[str]:
     text = query[-TAIL_CHARS:]
     if _DIGIT.search(text) is None:
         return frozenset()
+    text = in_english(text) or text  # "am 4. März 2024" as "4 march 2024" (ADR 193)
     found: set[str] = set()
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):

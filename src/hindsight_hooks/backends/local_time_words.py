@@ -1,0 +1,205 @@
+"""Time phrases of six more languages, rewritten as the English ones ``local_time`` reads (ADR 193).
+
+``time_window`` knows "yesterday", "last week", "3 days ago", "last Friday", "in March" and
+"March 4". A German user asks "was haben wir gestern entschieden?", a French one "qu'est-ce
+qu'on a décidé la semaine dernière ?". Rather than a second parser per language, their phrases
+are rewritten into the English ones, so one parser keeps one set of rules (which day a weekday
+means, how a month without a year is read) for every language. The languages are those whose
+function words are stop words (ADR 191): German, French, Spanish, Italian, Portuguese, Dutch.
+
+Only phrases that name a time are rewritten, never a bare word that also means something else:
+"le lundi" (on Mondays) is a habit, "lundi dernier" is a day; "da" (Italian "from") is not read
+as "since". A query that holds none of the words these phrases are built from is returned as it
+was, which is what nearly every query does.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+
+def _split(words: str) -> tuple[str, ...]:
+    return tuple(words.split())
+
+
+_MONTHS = {
+    "january": "januar janvier enero gennaio janeiro januari",
+    "february": "februar fevrier febrero febbraio fevereiro februari",
+    "march": "marz maerz mars marzo marco maart",
+    "april": "april avril abril aprile",
+    "may": "mai mayo maggio maio mei",
+    "june": "juni juin junio giugno junho",
+    "july": "juli juillet julio luglio julho",
+    "august": "august aout agosto augustus",
+    "september": "september septembre septiembre setiembre settembre setembro",
+    "october": "oktober octobre octubre ottobre outubro",
+    "november": "novembre noviembre novembro",
+    "december": "dezember decembre diciembre dicembre dezembro",
+}
+_WEEKDAYS = {
+    "monday": "montag lundi lunes lunedi segunda maandag",
+    "tuesday": "dienstag mardi martes martedi terca dinsdag",
+    "wednesday": "mittwoch mercredi miercoles mercoledi quarta woensdag",
+    "thursday": "donnerstag jeudi jueves giovedi quinta donderdag",
+    "friday": "freitag vendredi viernes venerdi sexta vrijdag",
+    "saturday": "samstag sonnabend samedi sabado zaterdag",
+    "sunday": "sonntag dimanche domingo domenica zondag",
+}
+_MONTH_OF = {word: english for english, words in _MONTHS.items() for word in words.split()}
+_WEEKDAY_OF = {word: english for english, words in _WEEKDAYS.items() for word in words.split()}
+_MONTH = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+_WEEKDAY = "|".join(sorted(_WEEKDAY_OF, key=len, reverse=True))
+_NUMBER_OF = {
+    **dict.fromkeys(_split("ein einem einer un une una uno um uma een"), "1"),
+    **dict.fromkeys(_split("zwei deux dos due dois duas twee"), "2"),
+    **dict.fromkeys(_split("drei trois tres tre drie"), "3"),
+    **dict.fromkeys(_split("vier quatre cuatro quattro quatro"), "4"),
+    **dict.fromkeys(_split("funf cinq cinco cinque vijf"), "5"),
+    **dict.fromkeys(_split("sechs six seis sei zes"), "6"),
+    **dict.fromkeys(_split("sieben sept siete sette sete zeven"), "7"),
+}
+_NUMBER = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_OF, key=len, reverse=True)) + ")"
+_UNIT_OF = {
+    **dict.fromkeys(_split("tag tagen tage jour jours dia dias giorno giorni dag dagen"), "day"),
+    **dict.fromkeys(_split("woche wochen semaine semaines semana semanas settimana settimane week weken"), "week"),
+    **dict.fromkeys(_split("monat monaten monate mois mes meses mese mesi maand maanden"), "month"),
+}
+_UNIT = "(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + ")"
+
+
+def _ago(m: re.Match[str]) -> str:
+    return f" {_NUMBER_OF.get(m['n'], m['n'])} {_UNIT_OF[m['unit']]}s ago "
+
+
+def _last_weekday(m: re.Match[str]) -> str:
+    return f" last {_WEEKDAY_OF[m['day']]} "
+
+
+def _on_weekday(m: re.Match[str]) -> str:
+    return f" on {_WEEKDAY_OF[m['day']]} "
+
+
+def _in_month(m: re.Match[str]) -> str:
+    if m["prep"] == "in" and m["month"] == "mars":
+        return m[0]  # English "in Mars" is the planet; Italian and Dutch say "marzo", "maart"
+    return f" in {_MONTH_OF[m['month']]} "
+
+
+def _since_weekday(m: re.Match[str]) -> str:
+    return f" since {_WEEKDAY_OF[m['day']]} "
+
+
+def _day_month(m: re.Match[str]) -> str:
+    year = f" {m['year']}" if m["year"] else ""
+    return f" {m['day']} {_MONTH_OF[m['month']]}{year} "
+
+
+def _month_year(m: re.Match[str]) -> str:
+    return f" {_MONTH_OF[m['month']]} {m['year']} "
+
+
+_D = rf"(?P<day>{_WEEKDAY})(?:-feira)?"
+_M = rf"(?P<month>{_MONTH})"
+_N, _U = rf"(?P<n>{_NUMBER[1:-1]})", rf"(?P<unit>{_UNIT[1:-1]})"
+_Y = r"(?P<year>\d{4})"
+
+_DAYS = frozenset(_WEEKDAY_OF)
+_MONTH_WORDS = frozenset(_MONTH_OF)
+_UNITS = frozenset(_UNIT_OF)
+_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week"))
+_MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand"))
+
+# (words the rule needs, pattern, replacement), tried in this order on the lower-case text without
+# accents, each only when the text says one of its words (the patterns are long; most queries
+# need one or two of them). Longer phrases come before the phrases they contain.
+Replacement = str | Callable[[re.Match[str]], str]
+_TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
+    # the day before yesterday, yesterday, today
+    ("vorgestern avant anteayer antier altro altroieri anteontem eergisteren",
+     r"\b(?:vorgestern|avant[- ]hier|anteayer|antier|l'altro\s*ieri|altroieri|anteontem|eergisteren)\b",
+     " the day before yesterday "),
+    ("gestern ayer ieri ontem gisteren", r"\b(?:gestern|ayer|ieri|ontem|gisteren)\b", " yesterday "),
+    ("heute aujourd hoy oggi hoje vandaag", r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag)\b", " today "),
+    # last / this week, month, year
+    (_WEEK_WORDS,
+     r"\b(?:(?:letzte[nr]?|vergangene[nr]?)\s+woche|la\s+semaine\s+(?:derniere|passee)|(?:la\s+)?semana\s+pasada"
+     r"|(?:la\s+)?settimana\s+scorsa|(?:a\s+)?semana\s+passada|(?:vorige|afgelopen)\s+week)\b", " last week "),
+    (_WEEK_WORDS, r"\b(?:diese[rn]?\s+woche|cette\s+semaine|esta\s+semana|questa\s+settimana|deze\s+week)\b",
+     " this week "),
+    (_MONTH_SPAN_WORDS,
+     r"\b(?:(?:letzte[nm]|vergangene[nm])\s+monat|le\s+mois\s+(?:dernier|passe)|(?:el\s+)?mes\s+pasado"
+     r"|(?:il\s+)?mese\s+scorso|(?:o\s+)?mes\s+passado|(?:vorige|afgelopen)\s+maand)\b", " last month "),
+    (_MONTH_SPAN_WORDS, r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand)\b",
+     " this month "),
+    ("jahr annee an ano anno jaar",
+     r"\b(?:(?:letztes|vergangenes)\s+jahr|l'annee\s+derniere|l'an\s+dernier|el\s+ano\s+pasado"
+     r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar)\b", " last year "),
+    # N days / weeks / months ago
+    (_UNITS, rf"\b(?:vor|il\s+y\s+a|hace|ha)\s+{_N}\s+{_U}\b", _ago),
+    (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden)\b", _ago),
+    # a weekday asked about: "letzten Freitag", "vendredi dernier", "el viernes pasado"
+    (_DAYS, rf"\b(?:letzten|vergangenen|el\s+pasado|(?:vorige|afgelopen))\s+{_D}\b", _last_weekday),
+    (_DAYS, rf"\b{_D}\s+(?:dernier|pasado|scorso|passado|passada)\b", _last_weekday),
+    (_DAYS, rf"\b(?:el|o|a)\s+{_D}\s+(?:pasado|passado|passada)\b", _last_weekday),
+    (_DAYS, rf"\b(?:am|op)\s+{_D}\b", _on_weekday),
+    # a date with a month's name, a month and year, a month
+    (_MONTH_WORDS, rf"\b(?P<day>\d{{1,2}})(?:\.|er)?\s+(?:de\s+)?{_M}(?:\s+(?:de\s+)?{_Y})?\b", _day_month),
+    (_MONTH_WORDS, rf"\b{_M}\s+(?:de\s+)?{_Y}\b", _month_year),
+    (_MONTH_WORDS, rf"\b(?P<prep>im|in|en|a|em)\s+{_M}\b", _in_month),
+    # since
+    ("seit depuis desde sinds", r"\b(?:seit|depuis|desde|sinds)\b", " since "),
+    (_DAYS, rf"\bsince\s+{_D}\b", _since_weekday),
+]  # fmt: skip
+_RULES: list[tuple[frozenset[str], re.Pattern[str], Replacement]] = [
+    (frozenset(_split(needs)) if isinstance(needs, str) else needs, re.compile(p), r) for needs, p, r in _TABLE
+]
+
+# French "hier" is yesterday, German and Dutch "hier" is here: it is read as a day only in a query
+# that says a French function word and none of German or Dutch.
+_HIER = re.compile(r"\bhier\b")
+_FRENCH = frozenset(_split("le la les une des est qu que nous vous avons avez ont ce cette dans pas mais on je fait"))
+_GERMAN_DUTCH = frozenset(
+    _split("der die das und ist wir ich du nicht haben sind mit auf fur het een wij ik niet hebben wat")
+)
+
+# Every word a rule needs (none that English says often: "week", "am", "an" are reached through
+# the word beside them): a query without any of them is left as it was.
+_NEEDED = (
+    frozenset(
+        _split(
+            "vorgestern avant anteayer antier altroieri anteontem eergisteren gestern hier ayer ieri ontem gisteren "
+            "heute aujourd hoy oggi hoje vandaag woche semaine semana settimana monat mois mes mese maand jahr annee "
+            "ano anno jaar fa atras geleden letzte letzten letzter letztem vergangenen pasado vorige afgelopen "
+            "dernier scorso passado passada deze seit depuis desde sinds"
+        )
+    )
+    | frozenset(_MONTH_OF)
+    | frozenset(_WEEKDAY_OF)
+    | frozenset(_UNIT_OF) - {"week"}
+)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _plain(text: str) -> str:
+    """Lower case without accents ("März" → "marz", "lunedì" → "lunedi")."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def in_english(text: str) -> str | None:
+    """``text`` with its time phrases in English (lower case, without accents), or ``None`` when it
+    has none of the words a phrase needs (then ``text`` is read as it is)."""
+    plain = _plain(text)
+    words = frozenset(_WORD.findall(plain))
+    if _NEEDED.isdisjoint(words):
+        return None
+    if "hier" in words and not _FRENCH.isdisjoint(words) and _GERMAN_DUTCH.isdisjoint(words):
+        plain = _HIER.sub(" yesterday ", plain)
+    for needs, pattern, replacement in _RULES:
+        if not needs.isdisjoint(words):
+            plain = pattern.sub(replacement, plain)
+    return plain

@@ -1,0 +1,89 @@
+"""Questions about a time in German, French, Spanish, Italian, Portuguese and Dutch (ADR 193): the
+period each phrase names, the words that name none, and recall on a real store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local_time import date_numbers, time_window
+from tests.backends.test_local_support import item, make
+
+REF = datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp()  # a Saturday
+
+
+def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
+    if window is None:
+        return None
+    start, end = (datetime.fromtimestamp(e, UTC).strftime("%Y-%m-%d") for e in window)
+    return start, end
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        ("Was haben wir gestern entschieden?", ("2026-11-27", "2026-11-28")),
+        ("und vorgestern?", ("2026-11-26", "2026-11-27")),
+        ("Was war letzte Woche?", ("2026-11-21", "2026-11-28")),
+        ("Welche Queue nutzen wir seit letzter Woche?", ("2026-11-21", "2026-11-29")),
+        ("Was haben wir vor 3 Tagen gemacht?", ("2026-11-25", "2026-11-26")),
+        ("Was war letzten Freitag?", ("2026-11-27", "2026-11-28")),
+        ("Was haben wir am 4. März 2026 entschieden?", ("2026-03-04", "2026-03-05")),
+        ("Was haben wir im März gemacht?", ("2026-03-01", "2026-04-01")),
+        ("Qu'est-ce qu'on a décidé hier ?", ("2026-11-27", "2026-11-28")),
+        ("Qu'avons-nous fait la semaine dernière ?", ("2026-11-21", "2026-11-28")),
+        ("C'était il y a deux semaines", ("2026-11-14", "2026-11-21")),
+        ("Qu'est-ce qui a changé depuis lundi ?", ("2026-11-23", "2026-11-29")),
+        ("¿Qué decidimos ayer?", ("2026-11-27", "2026-11-28")),
+        ("¿Qué hicimos hace 3 días?", ("2026-11-25", "2026-11-26")),
+        ("¿Qué cambiamos el 4 de marzo?", ("2026-03-04", "2026-03-05")),
+        ("¿Qué pasó el viernes pasado?", ("2026-11-27", "2026-11-28")),
+        ("Cosa abbiamo deciso ieri?", ("2026-11-27", "2026-11-28")),
+        ("Cosa abbiamo fatto 3 giorni fa?", ("2026-11-25", "2026-11-26")),
+        ("Cosa è successo lunedì scorso?", ("2026-11-23", "2026-11-24")),
+        ("O que decidimos ontem?", ("2026-11-27", "2026-11-28")),
+        ("O que mudou há 2 semanas?", ("2026-11-14", "2026-11-21")),
+        ("O que fizemos na sexta-feira passada?", ("2026-11-27", "2026-11-28")),
+        ("Wat hebben we gisteren besloten?", ("2026-11-27", "2026-11-28")),
+        ("Wat deden we 3 dagen geleden?", ("2026-11-25", "2026-11-26")),
+        ("Wat was er vorige week?", ("2026-11-21", "2026-11-28")),
+    ],
+)
+def test_a_time_phrase_names_its_period_in_six_more_languages(query: str, days: tuple[str, str]) -> None:
+    assert _days(time_window(query, REF)) == days
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Was haben wir hier gemacht?",  # German "hier" is here, not French yesterday
+        "Wir deployen jeden Freitag",  # a habit, not a day
+        "On déploie le lundi",  # the same in French
+        "what did the rover do in Mars orbit?",  # the planet, not French March
+        "Welche Datenbank nutzen wir?",
+    ],
+)
+def test_words_that_name_no_time_stay_words(query: str) -> None:
+    assert time_window(query, REF) is None
+
+
+def test_the_numbers_of_a_written_out_date_are_not_searched() -> None:
+    assert date_numbers("Was haben wir am 4. März 2026 entschieden?") == {"4", "2026"}
+
+
+def test_a_german_question_about_yesterday_finds_what_was_said_yesterday(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    said = [
+        ("Wir haben Kafka für den Event-Bus gewählt", "2026-11-27T15:00:00Z"),
+        ("Wir haben Redis für das Caching gewählt", "2026-11-10T15:00:00Z"),
+        ("Das Standup ist jetzt um zehn", "2026-11-20T09:00:00Z"),
+    ]
+    for n, (text, stamp) in enumerate(said):
+        backend.retain_batch("b", [item(text, f"d{n}", timestamp=stamp)], operation_id=f"op{n}")
+    asked = "2026-11-28T12:00:00.000Z"
+    hits = backend.recall("b", RecallRequest(query="Was haben wir gestern gewählt?", query_timestamp=asked)).hits
+    assert hits[0].text == "Wir haben Kafka für den Event-Bus gewählt"  # before: Redis, said as "gewählt"
+    assert "+time" in backend.last_search_mode
