@@ -429,7 +429,12 @@ def test_a_version_4_store_is_dated_by_when_its_units_were_said(tmp_path: Path) 
 _QUERY_PIECES = st.sampled_from(
     ["in", "during", "last", "since", "on", "this", "May", "march", "December", "Friday", "yesterday", "week",
      "month", "year", "ago", "3", "2024", "04.03.2025", "2025-02-29", "23/01/2024", "the", "we", "may", ",",
-     "1st", "of", "day", "before", "today", "switched", "to", "now", "\n"]
+     "1st", "of", "day", "before", "today", "switched", "to", "now", "\n",
+     # the phrases of ADR 193, so the search mixes them with the English ones
+     "gestern", "letzten", "Woche", "vor", "Tagen", "am", "4.", "März", "seit", "Montag", "hier", "qu'on", "la",
+     "semaine", "dernière", "il", "y", "a", "deux", "jours", "depuis", "lundi", "hace", "días", "de", "marzo",
+     "el", "viernes", "pasado", "ieri", "giorni", "fa", "lunedì", "scorso", "há", "semanas", "sexta-feira",
+     "passada", "gisteren", "dagen", "geleden", "vorige", "mars", "op", "maandag"]
 )  # fmt: skip
 
 
