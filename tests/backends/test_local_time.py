@@ -232,6 +232,17 @@ def said_by_the_user(backend: LocalBackend, *turns: tuple[str, str, str]) -> Loc
     return backend
 
 
+def exchanged(backend: LocalBackend, *sessions: tuple[str, str, str, str]) -> LocalBackend:
+    """Each ``(session, time, prompt, reply)`` retained as its own session's one exchange, said then."""
+    for op, when, asked, answered in sessions:
+        turn = json.dumps([
+            {"role": "user", "content": asked, "timestamp": when},
+            {"role": "assistant", "content": answered, "timestamp": when},
+        ])  # fmt: skip
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    return backend
+
+
 def test_a_decision_changed_the_same_day_ranks_newer_first_and_shows_both_times(tmp_path: Path) -> None:
     """A user's trial (ADR 180): the database chosen in the morning session and changed in the
     afternoon one. "which database do we use now?" gave the morning's Postgres first, both items
@@ -267,12 +278,7 @@ def test_a_switch_that_names_what_it_removed_ranks_above_what_it_removed(tmp_pat
          "Switched: the mailer now consumes from the RabbitMQ queue `emails` via the platform team's shared vhost "
          "`apps`; removed the Redis stream consumer."),
     ]  # fmt: skip
-    for op, when, asked, answered in sessions:
-        turn = json.dumps([
-            {"role": "user", "content": asked, "timestamp": when},
-            {"role": "assistant", "content": answered, "timestamp": when},
-        ])  # fmt: skip
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    exchanged(backend, *sessions)
     hits = backend.recall("b", RecallRequest(query="which queue do we use for emails?", query_timestamp=LATER)).hits
     replies = [h.text[11:20] for h in hits if h.text.startswith("assistant:")]
     assert replies == ["Switched:", "Given you"]
@@ -488,12 +494,7 @@ def test_a_german_switch_ranks_above_the_reasoning_it_replaced(tmp_path: Path) -
          "Umgestellt: der Mailer konsumiert jetzt aus der RabbitMQ-Queue `emails` im gemeinsamen vhost `apps`; "
          "den Redis-Stream-Consumer habe ich entfernt."),
     ]  # fmt: skip
-    for op, when, asked, answered in sessions:
-        turn = json.dumps([
-            {"role": "user", "content": asked, "timestamp": when},
-            {"role": "assistant", "content": answered, "timestamp": when},
-        ])  # fmt: skip
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    exchanged(backend, *sessions)
     query = "Welche Queue nutzen wir für die E-Mails?"
     hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
     assert [h.text[:22] for h in hits] == [

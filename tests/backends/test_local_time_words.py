@@ -10,7 +10,8 @@ import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local_time import date_numbers, time_window
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import make
+from tests.backends.test_local_time import said_by_the_user
 
 REF = datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp()  # a Saturday
 
@@ -75,15 +76,13 @@ def test_the_numbers_of_a_written_out_date_are_not_searched() -> None:
 
 
 def test_a_german_question_about_yesterday_finds_what_was_said_yesterday(tmp_path: Path) -> None:
-    backend = make(tmp_path)
-    said = [
-        ("Wir haben Kafka für den Event-Bus gewählt", "2026-11-27T15:00:00Z"),
-        ("Wir haben Redis für das Caching gewählt", "2026-11-10T15:00:00Z"),
-        ("Das Standup ist jetzt um zehn", "2026-11-20T09:00:00Z"),
-    ]
-    for n, (text, stamp) in enumerate(said):
-        backend.retain_batch("b", [item(text, f"d{n}", timestamp=stamp)], operation_id=f"op{n}")
+    backend = said_by_the_user(
+        make(tmp_path),
+        ("kafka", "2026-11-27T15:00:00Z", "Wir haben Kafka für den Event-Bus gewählt"),
+        ("redis", "2026-11-10T15:00:00Z", "Wir haben Redis für das Caching gewählt"),
+        ("standup", "2026-11-20T09:00:00Z", "Das Standup ist jetzt um zehn"),
+    )
     asked = "2026-11-28T12:00:00.000Z"
     hits = backend.recall("b", RecallRequest(query="Was haben wir gestern gewählt?", query_timestamp=asked)).hits
-    assert hits[0].text == "Wir haben Kafka für den Event-Bus gewählt"  # before: Redis, said as "gewählt"
+    assert hits[0].text == "user: Wir haben Kafka für den Event-Bus gewählt"  # before: Redis, also "gewählt"
     assert "+time" in backend.last_search_mode
