@@ -31,9 +31,11 @@ GERMAN = [
         ("Puoi controllare perché il build non funziona?", ["controllare", "build", "funziona"]),
         ("Você pode ver por que o build falhou?", ["ver", "build", "falhou"]),
         ("Kun je kijken waarom de build faalt?", ["kijken", "build", "faalt"]),
+        ("Можешь перевести README на английский?", ["перевести", "readme", "английский"]),  # ADR 194
+        ("Как ты думаешь, нам стоит поменять цвет кнопок?", ["думаешь", "стоит", "поменять", "цвет", "кнопок"]),
     ],
 )
-def test_a_prompt_is_searched_by_its_content_words_in_six_more_languages(prompt: str, terms: list[str]) -> None:
+def test_a_prompt_is_searched_by_its_content_words_in_seven_more_languages(prompt: str, terms: list[str]) -> None:
     assert query_terms(prompt) == terms
 
 
@@ -92,5 +94,27 @@ def test_a_german_question_about_nothing_stored_finds_nothing_and_one_about_a_de
         hits = backend.recall("b", RecallRequest(query="Welche Datenbank nutzen wir für die Abrechnung?")).hits
         assert hits and "PostgreSQL 16" in " ".join(h.text for h in hits[:2])
         assert all("Datenbank" in h.text or "Abrechnung" in h.text for h in hits)
+    finally:
+        backend.close()
+
+
+RUSSIAN = [
+    "user: Нам нужно выбрать базу данных для биллинга. Что ты посоветуешь?",
+    "assistant: Решение записано: биллинг работает на PostgreSQL 16, база данных billing.",
+    "assistant: Фронтенд собирается через npm run build и копируется rsync на сервер web-02.",
+    "assistant: Я настроил logrotate: логи ротируются ежедневно, хранятся 14 дней и сжимаются.",
+]
+
+
+def test_a_russian_question_about_nothing_stored_finds_nothing(tmp_path: Path) -> None:
+    """Trial P (ADR 194): "как", "ты", "нам" matched every Russian memory."""
+    backend = make(tmp_path)
+    try:
+        for n, text in enumerate(RUSSIAN):
+            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
+        unrelated = "Как ты думаешь, нам стоит поменять цвет кнопок?"
+        assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
+        hits = backend.recall("b", RecallRequest(query="Сколько дней хранятся логи?")).hits
+        assert hits and "logrotate" in hits[0].text
     finally:
         backend.close()

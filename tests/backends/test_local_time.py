@@ -338,6 +338,7 @@ def test_hits_carry_when_they_were_said(tmp_path: Path) -> None:
         ("Usiamo Actions invece di Jenkins", {"jenkin"}),
         ("Usamos Actions em vez do Jenkins", {"jenkin"}),
         ("We gebruiken Actions in plaats van Jenkins", {"jenkin"}),
+        ("Используем Actions вместо Jenkins", {"jenkin"}),
         ("Die Tests laufen stattdessen auf Actions", set()),  # "instead", with nothing named
     ],
 )
@@ -515,6 +516,8 @@ def test_a_german_switch_ranks_above_the_reasoning_it_replaced(tmp_path: Path) -
         ("Ora usiamo MySQL invece di Postgres.", True),
         ("Agora usamos MySQL em vez de Postgres.", True),
         ("We gebruiken MySQL in plaats van Postgres.", True),
+        ("Теперь используем MySQL вместо Postgres.", True),  # ADR 194
+        ("Мы используем Redis для очередей.", False),
         ("Wir nutzen Redis Streams für die E-Mail-Jobs.", False),
         ("Le cache est Redis.", False),
         ("we need to migrate the schema", False),  # English "migrate" is not Italian "migrate"

@@ -51,6 +51,12 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("Wat hebben we gisteren besloten?", ("2026-11-27", "2026-11-28")),
         ("Wat deden we 3 dagen geleden?", ("2026-11-25", "2026-11-26")),
         ("Wat was er vorige week?", ("2026-11-21", "2026-11-28")),
+        ("Что мы решили вчера?", ("2026-11-27", "2026-11-28")),  # Russian, ADR 194
+        ("Что мы делали на прошлой неделе?", ("2026-11-21", "2026-11-28")),
+        ("Что изменилось 3 дня назад?", ("2026-11-25", "2026-11-26")),
+        ("Что было в прошлую пятницу?", ("2026-11-27", "2026-11-28")),
+        ("Что мы решили 4 марта?", ("2026-03-04", "2026-03-05")),
+        ("Что изменилось с понедельника?", ("2026-11-23", "2026-11-29")),
     ],
 )
 def test_a_time_phrase_names_its_period_in_six_more_languages(query: str, days: tuple[str, str]) -> None:
@@ -65,6 +71,7 @@ def test_a_time_phrase_names_its_period_in_six_more_languages(query: str, days: 
         "On déploie le lundi",  # the same in French
         "what did the rover do in Mars orbit?",  # the planet, not French March
         "Welche Datenbank nutzen wir?",
+        "Мы деплоим каждую пятницу",  # a habit in Russian
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:

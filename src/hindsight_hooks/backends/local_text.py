@@ -47,7 +47,7 @@ _STOP_TEXT = """
     doesnt didnt isnt arent wasnt cant wont thats theres lets s t
 """
 # The function words of the other languages our users write in most (German, French, Spanish,
-# Italian, Portuguese, Dutch; ADR 191): without them "kannst du die README übersetzen?" matched
+# Italian, Portuguese, Dutch; ADR 191; Russian, ADR 194): without them "kannst du die README übersetzen?" matched
 # every German memory by "du" and "die". Left out on purpose, because each is also a word a
 # developer searches by: ai, bin, ca, ci, con, du (the command) stays in for German, ed, eu, era,
 # hat, io, man, mon, nas, op, os, pour, sa, ses, sin, son, su, ti, ton, vi, war.
@@ -75,6 +75,12 @@ _OTHER_STOP_TEXT = """
     het een en maar niet geen zijn ben bent heb hebt heeft hebben wij jij je ik hij zij ze ons
     jullie mijn jouw haar onze met van voor aan uit bij naar door dat dit deze wat wie waar wanneer
     waarom hoe ook nog al wel er daar dan kun kunnen moet moeten zal zou worden wordt
+    и в во на не что чтобы как а но или да нет же ли бы то это этот эта эти этого этой тот та те мы я
+    ты вы он она оно они нас нам нами вас вам меня мне тебя тебе его ему её ее ей их им мой моя моё
+    мои твой наш наша наше наши ваш ваша свой своя своё свои с со к ко у о об от до из за по для про
+    при под над без через после перед между был была было были будет быть есть можно нужно надо может
+    можешь можете могу пожалуйста также тоже ещё еще уже только так там тут здесь где когда куда почему
+    зачем какой какая какое какие какую каким кто чем чего сейчас теперь тогда очень
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split()) | frozenset(_OTHER_STOP_TEXT.split())
 OTHER_LANGUAGE_WORDS: frozenset[str] = frozenset(_OTHER_STOP_TEXT.split()) - frozenset(_STOP_TEXT.split())

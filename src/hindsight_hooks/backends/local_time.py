@@ -273,7 +273,7 @@ _CHANGE = re.compile(
     re.I,
 )
 # The same announcements in the other languages whose function words are stop words (ADR 192):
-# German, French, Spanish, Italian, Portuguese, Dutch. Searched only in a text that says one of
+# German, French, Spanish, Italian, Portuguese, Dutch, and Russian (ADR 194). Searched only in a text that says one of
 # their function words: the list is long, and most memories are English (35 → 130 µs a text).
 _CHANGE_ELSEWHERE = re.compile(
     r"\b(?:planänderung|umgestellt|umstellen|umzustellen|stattdessen|statt|anstatt|nicht\s+mehr|ab\s+(?:jetzt|sofort)"
@@ -286,7 +286,9 @@ _CHANGE_ELSEWHERE = re.compile(
     r"|migrat[oai]|passati\s+a"
     r"|mudança\s+de\s+planos?|em\s+vez\s+de|ao\s+invés\s+de|não\s+mais|a\s+partir\s+de\s+agora"
     r"|substituíd[oa]s?|removid[oa]s?|trocamos"
-    r"|in\s+plaats\s+van|niet\s+meer|vanaf\s+nu|vervangen|verwijderd|gemigreerd|overgestapt|overgezet)\b",
+    r"|in\s+plaats\s+van|niet\s+meer|vanaf\s+nu|vervangen|verwijderd|gemigreerd|overgestapt|overgezet"
+    r"|вместо|больше\s+не|переш(?:ел|ёл|ли|ла)\s+на|переключил[аи]?(?:сь)?|заменил[аи]?|удалил[аи]?"
+    r"|отказал[аи]?сь|с\s+этого\s+момента)\b",
     re.I,
 )
 CHANGE_MIN_SHARED = 2
@@ -295,9 +297,13 @@ CHANGE_SHARE = 1 / 3
 
 def announces_change(text: str) -> bool:
     """Does ``text`` say that something changed (a decision replaced, a tool switched)?"""
-    return _CHANGE.search(text) is not None or (
-        says_other_language_words(text) and _CHANGE_ELSEWHERE.search(text) is not None
-    )
+    return _CHANGE.search(text) is not None or (_maybe_elsewhere(text) and _CHANGE_ELSEWHERE.search(text) is not None)
+
+
+def _maybe_elsewhere(text: str) -> bool:
+    """Could ``text`` be in one of the other languages? Not when it is plain ASCII and says none of
+    their function words ("Используем Actions вместо Jenkins" says none, but is not ASCII)."""
+    return not text.isascii() or says_other_language_words(text)
 
 
 # What a change names as left behind: "switched from MySQL", "instead of Jenkins", "replaced
@@ -315,7 +321,7 @@ _LEFT_BEHIND = re.compile(
 _LEFT_BEHIND_ELSEWHERE = re.compile(
     r"\b(?:(?:an)?statt\s+(?:(?:der|die|das|dem|den|des)\s+)?|au\s+lieu\s+(?:de\s+(?:la\s+|l')?|du\s+|des\s+|d')"
     r"|en\s+(?:lugar|vez)\s+(?:del\s+|de\s+(?:la\s+|los\s+|las\s+)?)|invece\s+(?:di\s+|del(?:la|lo|l')?\s*)"
-    r"|em\s+vez\s+d[eoa]s?\s+|in\s+plaats\s+van\s+(?:(?:de|het)\s+)?)([\w.+#-]+)",
+    r"|em\s+vez\s+d[eoa]s?\s+|in\s+plaats\s+van\s+(?:(?:de|het)\s+)?|вместо\s+)([\w.+#-]+)",
     re.I,
 )
 # What a change names as removed: "removed the Redis stream consumer", "ditched Jenkins" (ADR 188).
@@ -328,7 +334,7 @@ _REMOVED = re.compile(rf"\b(?:remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?)\s+{_THE}
 def left_behind(text: str) -> frozenset[str]:
     """The stems of the words a change announces as left behind (empty for most texts)."""
     found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
-    if says_other_language_words(text):
+    if _maybe_elsewhere(text):
         found += _LEFT_BEHIND_ELSEWHERE.findall(text)
     return content_stems(" ".join(found)) if found else frozenset()
 

@@ -5,7 +5,8 @@
 qu'on a décidé la semaine dernière ?". Rather than a second parser per language, their phrases
 are rewritten into the English ones, so one parser keeps one set of rules (which day a weekday
 means, how a month without a year is read) for every language. The languages are those whose
-function words are stop words (ADR 191): German, French, Spanish, Italian, Portuguese, Dutch.
+function words are stop words (ADR 191): German, French, Spanish, Italian, Portuguese, Dutch, and
+Russian (ADR 194).
 
 Only phrases that name a time are rewritten, never a bare word that also means something else:
 "le lundi" (on Mondays) is a habit, "lundi dernier" is a day; "da" (Italian "from") is not read
@@ -25,46 +26,51 @@ def _split(words: str) -> tuple[str, ...]:
 
 
 _MONTHS = {
-    "january": "januar janvier enero gennaio janeiro januari",
-    "february": "februar fevrier febrero febbraio fevereiro februari",
-    "march": "marz maerz mars marzo marco maart",
-    "april": "april avril abril aprile",
-    "may": "mai mayo maggio maio mei",
-    "june": "juni juin junio giugno junho",
-    "july": "juli juillet julio luglio julho",
-    "august": "august aout agosto augustus",
-    "september": "september septembre septiembre setiembre settembre setembro",
-    "october": "oktober octobre octubre ottobre outubro",
-    "november": "novembre noviembre novembro",
-    "december": "dezember decembre diciembre dicembre dezembro",
+    "january": "januar janvier enero gennaio janeiro januari январь января январе",
+    "february": "februar fevrier febrero febbraio fevereiro februari февраль февраля феврале",
+    "march": "marz maerz mars marzo marco maart март марта марте",
+    "april": "april avril abril aprile апрель апреля апреле",
+    "may": "mai mayo maggio maio mei маи мая мае",
+    "june": "juni juin junio giugno junho июнь июня июне",
+    "july": "juli juillet julio luglio julho июль июля июле",
+    "august": "august aout agosto augustus август августа августе",
+    "september": "september septembre septiembre setiembre settembre setembro сентябрь сентября сентябре",
+    "october": "oktober octobre octubre ottobre outubro октябрь октября октябре",
+    "november": "november novembre noviembre novembro ноябрь ноября ноябре",
+    "december": "dezember decembre diciembre dicembre dezembro декабрь декабря декабре",
 }
 _WEEKDAYS = {
-    "monday": "montag lundi lunes lunedi segunda maandag",
-    "tuesday": "dienstag mardi martes martedi terca dinsdag",
-    "wednesday": "mittwoch mercredi miercoles mercoledi quarta woensdag",
-    "thursday": "donnerstag jeudi jueves giovedi quinta donderdag",
-    "friday": "freitag vendredi viernes venerdi sexta vrijdag",
-    "saturday": "samstag sonnabend samedi sabado zaterdag",
-    "sunday": "sonntag dimanche domingo domenica zondag",
+    "monday": "montag lundi lunes lunedi segunda maandag понедельник понедельника",
+    "tuesday": "dienstag mardi martes martedi terca dinsdag вторник вторника",
+    "wednesday": "mittwoch mercredi miercoles mercoledi quarta woensdag среда среду среды",
+    "thursday": "donnerstag jeudi jueves giovedi quinta donderdag четверг четверга",
+    "friday": "freitag vendredi viernes venerdi sexta vrijdag пятница пятницу пятницы",
+    "saturday": "samstag sonnabend samedi sabado zaterdag суббота субботу субботы",
+    "sunday": "sonntag dimanche domingo domenica zondag воскресенье воскресенья",
 }
 _MONTH_OF = {word: english for english, words in _MONTHS.items() for word in words.split()}
 _WEEKDAY_OF = {word: english for english, words in _WEEKDAYS.items() for word in words.split()}
 _MONTH = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
 _WEEKDAY = "|".join(sorted(_WEEKDAY_OF, key=len, reverse=True))
 _NUMBER_OF = {
-    **dict.fromkeys(_split("ein einem einer un une una uno um uma een"), "1"),
-    **dict.fromkeys(_split("zwei deux dos due dois duas twee"), "2"),
-    **dict.fromkeys(_split("drei trois tres tre drie"), "3"),
-    **dict.fromkeys(_split("vier quatre cuatro quattro quatro"), "4"),
-    **dict.fromkeys(_split("funf cinq cinco cinque vijf"), "5"),
-    **dict.fromkeys(_split("sechs six seis sei zes"), "6"),
-    **dict.fromkeys(_split("sieben sept siete sette sete zeven"), "7"),
+    **dict.fromkeys(_split("ein einem einer un une una uno um uma een один одна одну"), "1"),
+    **dict.fromkeys(_split("zwei deux dos due dois duas twee два две"), "2"),
+    **dict.fromkeys(_split("drei trois tres tre drie три"), "3"),
+    **dict.fromkeys(_split("vier quatre cuatro quattro quatro четыре"), "4"),
+    **dict.fromkeys(_split("funf cinq cinco cinque vijf пять"), "5"),
+    **dict.fromkeys(_split("sechs six seis sei zes шесть"), "6"),
+    **dict.fromkeys(_split("sieben sept siete sette sete zeven семь"), "7"),
 }
 _NUMBER = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_OF, key=len, reverse=True)) + ")"
 _UNIT_OF = {
-    **dict.fromkeys(_split("tag tagen tage jour jours dia dias giorno giorni dag dagen"), "day"),
-    **dict.fromkeys(_split("woche wochen semaine semaines semana semanas settimana settimane week weken"), "week"),
-    **dict.fromkeys(_split("monat monaten monate mois mes meses mese mesi maand maanden"), "month"),
+    **dict.fromkeys(_split("tag tagen tage jour jours dia dias giorno giorni dag dagen день дня днеи"), "day"),
+    **dict.fromkeys(
+        _split("woche wochen semaine semaines semana semanas settimana settimane week weken неделю недели недель"),
+        "week",
+    ),
+    **dict.fromkeys(
+        _split("monat monaten monate mois mes meses mese mesi maand maanden месяц месяца месяцев"), "month"
+    ),
 }
 _UNIT = "(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + ")"
 
@@ -108,8 +114,8 @@ _Y = r"(?P<year>\d{4})"
 _DAYS = frozenset(_WEEKDAY_OF)
 _MONTH_WORDS = frozenset(_MONTH_OF)
 _UNITS = frozenset(_UNIT_OF)
-_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week"))
-_MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand"))
+_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week неделе неделю"))
+_MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце"))
 
 # (words the rule needs, pattern, replacement), tried in this order on the lower-case text without
 # accents, each only when the text says one of its words (the patterns are long; most queries
@@ -120,36 +126,44 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
     ("vorgestern avant anteayer antier altro altroieri anteontem eergisteren",
      r"\b(?:vorgestern|avant[- ]hier|anteayer|antier|l'altro\s*ieri|altroieri|anteontem|eergisteren)\b",
      " the day before yesterday "),
-    ("gestern ayer ieri ontem gisteren", r"\b(?:gestern|ayer|ieri|ontem|gisteren)\b", " yesterday "),
-    ("heute aujourd hoy oggi hoje vandaag", r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag)\b", " today "),
+    ("позавчера", r"\bпозавчера\b", " the day before yesterday "),
+    ("gestern ayer ieri ontem gisteren вчера", r"\b(?:gestern|ayer|ieri|ontem|gisteren|вчера)\b", " yesterday "),
+    ("heute aujourd hoy oggi hoje vandaag сегодня", r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag|сегодня)\b",
+     " today "),
     # last / this week, month, year
     (_WEEK_WORDS,
      r"\b(?:(?:letzte[nr]?|vergangene[nr]?)\s+woche|la\s+semaine\s+(?:derniere|passee)|(?:la\s+)?semana\s+pasada"
-     r"|(?:la\s+)?settimana\s+scorsa|(?:a\s+)?semana\s+passada|(?:vorige|afgelopen)\s+week)\b", " last week "),
-    (_WEEK_WORDS, r"\b(?:diese[rn]?\s+woche|cette\s+semaine|esta\s+semana|questa\s+settimana|deze\s+week)\b",
+     r"|(?:la\s+)?settimana\s+scorsa|(?:a\s+)?semana\s+passada|(?:vorige|afgelopen)\s+week"
+     r"|на\s+прошлои\s+неделе|прошлую\s+неделю)\b", " last week "),
+    (_WEEK_WORDS,
+     r"\b(?:diese[rn]?\s+woche|cette\s+semaine|esta\s+semana|questa\s+settimana|deze\s+week|на\s+этои\s+неделе)\b",
      " this week "),
     (_MONTH_SPAN_WORDS,
      r"\b(?:(?:letzte[nm]|vergangene[nm])\s+monat|le\s+mois\s+(?:dernier|passe)|(?:el\s+)?mes\s+pasado"
-     r"|(?:il\s+)?mese\s+scorso|(?:o\s+)?mes\s+passado|(?:vorige|afgelopen)\s+maand)\b", " last month "),
-    (_MONTH_SPAN_WORDS, r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand)\b",
+     r"|(?:il\s+)?mese\s+scorso|(?:o\s+)?mes\s+passado|(?:vorige|afgelopen)\s+maand|в\s+прошлом\s+месяце)\b",
+     " last month "),
+    (_MONTH_SPAN_WORDS,
+     r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand|в\s+этом\s+месяце)\b",
      " this month "),
-    ("jahr annee an ano anno jaar",
+    ("jahr annee an ano anno jaar году",
      r"\b(?:(?:letztes|vergangenes)\s+jahr|l'annee\s+derniere|l'an\s+dernier|el\s+ano\s+pasado"
-     r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar)\b", " last year "),
+     r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar|в\s+прошлом\s+году)\b", " last year "),
     # N days / weeks / months ago
     (_UNITS, rf"\b(?:vor|il\s+y\s+a|hace|ha)\s+{_N}\s+{_U}\b", _ago),
-    (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden)\b", _ago),
+    (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden|назад)\b", _ago),
     # a weekday asked about: "letzten Freitag", "vendredi dernier", "el viernes pasado"
     (_DAYS, rf"\b(?:letzten|vergangenen|el\s+pasado|(?:vorige|afgelopen))\s+{_D}\b", _last_weekday),
     (_DAYS, rf"\b{_D}\s+(?:dernier|pasado|scorso|passado|passada)\b", _last_weekday),
     (_DAYS, rf"\b(?:el|o|a)\s+{_D}\s+(?:pasado|passado|passada)\b", _last_weekday),
-    (_DAYS, rf"\b(?:am|op)\s+{_D}\b", _on_weekday),
+    (_DAYS, rf"\bв\s+прошл(?:ую|ыи|ое)\s+{_D}", _last_weekday),
+    (_DAYS, rf"\b(?:am|op|в|во)\s+{_D}\b", _on_weekday),
     # a date with a month's name, a month and year, a month
     (_MONTH_WORDS, rf"\b(?P<day>\d{{1,2}})(?:\.|er)?\s+(?:de\s+)?{_M}(?:\s+(?:de\s+)?{_Y})?\b", _day_month),
     (_MONTH_WORDS, rf"\b{_M}\s+(?:de\s+)?{_Y}\b", _month_year),
-    (_MONTH_WORDS, rf"\b(?P<prep>im|in|en|a|em)\s+{_M}\b", _in_month),
+    (_MONTH_WORDS, rf"\b(?P<prep>im|in|en|a|em|в)\s+{_M}\b", _in_month),
     # since
     ("seit depuis desde sinds", r"\b(?:seit|depuis|desde|sinds)\b", " since "),
+    (_DAYS, rf"\bс\s+{_D}\b", _since_weekday),
     (_DAYS, rf"\bsince\s+{_D}\b", _since_weekday),
 ]  # fmt: skip
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Replacement]] = [
@@ -172,7 +186,7 @@ _NEEDED = (
             "vorgestern avant anteayer antier altroieri anteontem eergisteren gestern hier ayer ieri ontem gisteren "
             "heute aujourd hoy oggi hoje vandaag woche semaine semana settimana monat mois mes mese maand jahr annee "
             "ano anno jaar fa atras geleden letzte letzten letzter letztem vergangenen pasado vorige afgelopen "
-            "dernier scorso passado passada deze seit depuis desde sinds"
+            "dernier scorso passado passada deze seit depuis desde sinds позавчера вчера сегодня неделе месяце году"
         )
     )
     | frozenset(_MONTH_OF)
