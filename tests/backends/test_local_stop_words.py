@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_text import STOP_WORDS, query_terms
 from tests.backends.test_local_support import item, make
 
@@ -19,6 +20,14 @@ GERMAN = [
     "assistant: Ich habe logrotate eingerichtet: die Logs werden täglich rotiert und 14 Tage aufbewahrt.",
     "assistant: Erledigt: der Login ist jetzt auf 5 Versuche pro Minute und IP begrenzt.",
 ]
+
+
+def _bank(tmp_path: Path, texts: list[str]) -> LocalBackend:
+    """A real store whose bank ``b`` holds each text as a memory of its own."""
+    backend = make(tmp_path)
+    for n, text in enumerate(texts):
+        backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
+    return backend
 
 
 @pytest.mark.parametrize(
@@ -81,10 +90,8 @@ def test_words_a_developer_searches_by_are_not_taken_for_function_words() -> Non
 def test_a_german_question_about_nothing_stored_finds_nothing_and_one_about_a_decision_finds_it(
     tmp_path: Path,
 ) -> None:
-    backend = make(tmp_path)
+    backend = _bank(tmp_path, GERMAN)
     try:
-        for n, text in enumerate(GERMAN):
-            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
         for unrelated in (
             "Kannst du mir die README übersetzen?",
             "Wir sollten die Farbe der Buttons ändern, was meinst du?",
@@ -108,10 +115,8 @@ RUSSIAN = [
 
 def test_a_russian_question_about_nothing_stored_finds_nothing(tmp_path: Path) -> None:
     """Trial P (ADR 194): "как", "ты", "нам" matched every Russian memory."""
-    backend = make(tmp_path)
+    backend = _bank(tmp_path, RUSSIAN)
     try:
-        for n, text in enumerate(RUSSIAN):
-            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
         unrelated = "Как ты думаешь, нам стоит поменять цвет кнопок?"
         assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
         hits = backend.recall("b", RecallRequest(query="Сколько дней хранятся логи?")).hits
