@@ -180,7 +180,7 @@ def term_expression(term: str) -> str:
     return f'"{term}"'
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Lower-case and strip diacritics, like unicode61's default ``remove_diacritics=1``."""
     text = text.lower()
     if text.isascii():
@@ -191,7 +191,7 @@ def _fold(text: str) -> str:
 
 def fts_tokens(text: str) -> list[str]:
     """Tokens as unicode61 splits them: runs of letters/digits, case- and diacritic-folded."""
-    folded = _fold(text)
+    folded = fold(text)
     return (_ASCII_TOKEN if folded.isascii() else _FTS_TOKEN).findall(folded)
 
 
@@ -241,7 +241,7 @@ class StemFinder:
         if self._literals:  # script terms (ADR 115): present when their text is, as the index has it
             normal = normal_text(text)
             hits.update(key for key, lit in self._literals.items() if lit in normal)
-        folded = _fold(text)
+        folded = fold(text)
         for key, begins in self._starts.items():
             if self._starts_a_stem(folded, begins):
                 hits.add(key)

@@ -300,9 +300,13 @@ def announces_change(text: str) -> bool:
     return _CHANGE.search(text) is not None or (_maybe_elsewhere(text) and _CHANGE_ELSEWHERE.search(text) is not None)
 
 
+@lru_cache(maxsize=512)
 def _maybe_elsewhere(text: str) -> bool:
     """Could ``text`` be in one of the other languages? Not when it is plain ASCII and says none of
-    their function words ("Используем Actions вместо Jenkins" says none, but is not ASCII)."""
+    their function words ("Используем Actions вместо Jenkins" says none, but is not ASCII).
+
+    Cached like ``content_stems``: ``newer_first`` asks it of a hit twice (``announces_change``,
+    then ``left_behind``), and the hits of one turn mostly answer the next."""
     return not text.isascii() or says_other_language_words(text)
 
 

@@ -17,8 +17,10 @@ was, which is what nearly every query does.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
+
+from .local_text import fold
 
 
 def _split(words: str) -> tuple[str, ...]:
@@ -196,18 +198,14 @@ _NEEDED = (
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def _plain(text: str) -> str:
-    """Lower case without accents ("März" → "marz", "lunedì" → "lunedi")."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
+@lru_cache(maxsize=256)
 def in_english(text: str) -> str | None:
     """``text`` with its time phrases in English (lower case, without accents), or ``None`` when it
-    has none of the words a phrase needs (then ``text`` is read as it is)."""
-    plain = _plain(text)
+    has none of the words a phrase needs (then ``text`` is read as it is).
+
+    Cached: a recall reads its query's period and then the period's numbers (``date_numbers``)
+    from the same text, and a turn's query is asked again on a cache miss of the block."""
+    plain = fold(text)  # lower case without accents: "März" is read as "marz", "lunedì" as "lunedi"
     words = frozenset(_WORD.findall(plain))
     if _NEEDED.isdisjoint(words):
         return None
