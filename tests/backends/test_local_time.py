@@ -525,3 +525,53 @@ def test_a_german_switch_ranks_above_the_reasoning_it_replaced(tmp_path: Path) -
 )
 def test_a_change_is_announced_in_six_more_languages(text: str, changes: bool) -> None:
     assert announces_change(text) is changes
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("On second thought, the docs site will use MkDocs Material.", True),
+        ("Scratch that: the cleanup job runs hourly.", True),
+        ("I changed my mind about the linter, Ruff it is.", True),
+        ("We decided against GraphQL for the mobile app.", True),
+        ("Use pnpm rather than npm in CI.", True),
+        ("We'll keep Docusaurus after all.", True),
+        ("user: Actually, the config lives in src/app.", True),
+        ("Actually we keep Jest.", True),
+        # filler, not a change: "actually" inside a sentence, "after all," as "since"
+        ("The bug was actually in the parser.", False),
+        ("After all, the tests pass on main.", False),
+    ],
+)
+def test_a_change_is_announced_the_way_people_take_a_decision_back(text: str, changes: bool) -> None:
+    """ADR 196."""
+    assert announces_change(text) is changes
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [("Use pnpm rather than npm in CI.", {"npm"}), ("We decided against the GraphQL gateway.", {"graphql"})],
+)
+def test_what_rather_than_and_decided_against_leave_behind(text: str, left: set[str]) -> None:
+    assert left_behind(text) == left
+
+
+def test_a_decision_taken_back_on_second_thought_ranks_above_it(tmp_path: Path) -> None:
+    """A user's trial (ADR 196): "do we use Docusaurus for the docs site?" gave the Docusaurus pick
+    first and the later "On second thought, … MkDocs Material" second. The two share only "docs"
+    and "site"; "on second thought" did not count as a change, and its words thinned the share."""
+    backend = said_by_the_user(
+        make(tmp_path),
+        ("s1", "2026-11-02T10:00:00Z", "For the docs site we picked Docusaurus, because the team knows React and MDX."),
+        ("s2", "2026-11-05T16:20:00Z", "On second thought, the docs site will use MkDocs Material."),
+    )
+    query = "do we use Docusaurus for the docs site?"
+    hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
+    assert [h.text[:15] for h in hits] == ["user: On second", "user: For the d"]
+
+
+def test_actually_inside_a_sentence_moves_nothing() -> None:
+    older = "The staging deploy runs the blue-green script from the ops folder"
+    newer = "the staging deploy was actually slow because of the image size"
+    out = newer_first([(older, 1.0), (newer, 2.0)], text=lambda h: h[0], epoch=lambda h: h[1])
+    assert [h[1] for h in out] == [1.0, 2.0]

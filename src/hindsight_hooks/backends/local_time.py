@@ -238,8 +238,18 @@ def content_stems(text: str) -> frozenset[str]:
 
     Cached: every recall compares its hits this way (``newer_first``), and the memories that
     answer one turn mostly answer the next (the last 512 texts and their stems)."""
-    body = without_role_label(text)
+    body = _TAKEN_BACK.sub(" ", without_role_label(text))
     return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
+
+
+# Words that take a decision back and say nothing of its subject ("on second thought", "scratch
+# that"): left out of a statement's stems, so they do not thin out what it shares with the
+# statement it takes back (ADR 196).
+_TAKEN_BACK = re.compile(
+    r"\b(?:on\s+second\s+thoughts?|scratch\s+that|chang(?:e|ed|ing)\s+(?:my|our)\s+minds?|never\s*mind"
+    r"|after\s+all|actually)\b",
+    re.I,
+)
 
 
 def same_subject(
@@ -269,8 +279,14 @@ _CHANGE = re.compile(
     r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){0,3}?to|instead|no\s+longer|any\s*more"
     r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
     r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?"
-    r"|switched|remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?)\b",
-    re.I,
+    r"|switched|remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?"
+    # how people take a decision back in chat (ADR 196)
+    r"|on\s+second\s+thoughts?|scratch\s+that|chang(?:e|ed|ing)\s+(?:my|our)\s+minds?|never\s*mind"
+    r"|decided\s+against|decid(?:e|ed|ing)\s+not\s+to|rather\s+than|after\s+all(?!\s*,))\b"
+    # "Actually, …" opening a sentence takes back what was said; inside one it is filler
+    # ("the bug was actually in the parser").
+    r"|(?:^|[.!?:;]\s*)actually\b",
+    re.I | re.M,
 )
 # The same announcements in the other languages whose function words are stop words (ADR 192):
 # German, French, Spanish, Italian, Portuguese, Dutch, and Russian (ADR 194). Searched only in a text that says one of
@@ -317,7 +333,8 @@ def _maybe_elsewhere(text: str) -> bool:
 _THE = r"(?:(?:the|our|a|an)\s+)?"
 _LEFT_BEHIND = re.compile(
     r"\b(?:(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing))\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of"
-    rf"|replac(?:e|ed|es|ing)|dropp(?:ed|ing)|no\s+longer\s+(?:use|using|run|running|on))\s+{_THE}([\w.+#-]+)"
+    rf"|replac(?:e|ed|es|ing)|dropp(?:ed|ing)|no\s+longer\s+(?:use|using|run|running|on)|rather\s+than"
+    rf"|decided\s+against)\s+{_THE}([\w.+#-]+)"
     r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
     re.I,
 )
