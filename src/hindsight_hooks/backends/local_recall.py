@@ -17,6 +17,7 @@ import orjson
 
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
+from .local_abbrev import with_counterparts
 from .local_alongside import alongside
 from .local_dense import RECALL_WAIT_S
 from .local_fusion import fuse_scores
@@ -123,9 +124,12 @@ class LocalRecall(LocalVectorWiring):
                 conn, lo, hi, filters, window=window, max_windows=self.max_windows, counts=self._term_counts
             )
             need = max(limit * 3, 50)
-            # The word search takes a word no unit says by its beginning (ADR 185); the vector
-            # side keeps the word itself.
-            words = with_prefixes(terms, search.term_counts) if terms else terms
+            # The word search takes a word no unit says by its short or long form (ADR 197), else
+            # by its beginning (ADR 185); the vector side keeps the word itself.
+            if terms:
+                words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts)
+            else:
+                words = terms
             if semantic:
                 result, candidates, hybrid = self._by_words_and_meaning(
                     conn, search, request.query, (terms, words), (need, limit), (end, signal)

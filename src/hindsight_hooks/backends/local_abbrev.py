@@ -1,0 +1,148 @@
+"""A developer's short word the bank never says is searched by its long form, and back (ADR 197).
+
+People write to their agent the way they talk shop: "which db in prod?", "who bumps the deps?",
+"how does auth work?", "the k8s manifests". The memories they ask about often say the long word
+("the production database", "dependencies", "Authentication uses OAuth", "Kubernetes"), or the
+other way round. The index matches words, so without the ``[semantic]`` extra such a question
+finds nothing, or only what its other words match.
+
+As the prefix rule does (``local_prefix``), this touches only a query word that no unit of the bank
+says. Such a word, when it is one of the pairs below, is searched instead by its counterpart that
+the bank says most often. A word the bank says is searched as it is, so a prompt whose words are
+all known searches exactly as before. The query's vectors still come from the prompt's own words.
+
+The table is short on purpose: only abbreviations with one meaning in a developer's talk.
+Ambiguous ones ("ms", "sec", "temp", "ws") are left out, because a wrong counterpart would
+bring in memories about something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# short form -> the long forms it stands for (a long form of several words is searched as a phrase)
+SHORT_TO_LONG: dict[str, tuple[str, ...]] = {
+    "db": ("database",),
+    "dbs": ("databases",),
+    "prod": ("production",),
+    "dev": ("development", "developer"),
+    "env": ("environment",),
+    "envs": ("environments",),
+    "repo": ("repository",),
+    "repos": ("repositories",),
+    "config": ("configuration",),
+    "configs": ("configurations",),
+    "cfg": ("configuration",),
+    "conf": ("configuration",),
+    "auth": ("authentication", "authorization"),
+    "authn": ("authentication",),
+    "authz": ("authorization",),
+    "dep": ("dependency",),
+    "deps": ("dependencies",),
+    "docs": ("documentation",),
+    "k8s": ("kubernetes",),
+    "kube": ("kubernetes",),
+    "infra": ("infrastructure",),
+    "perf": ("performance",),
+    "impl": ("implementation",),
+    "msg": ("message",),
+    "msgs": ("messages",),
+    "pkg": ("package",),
+    "pkgs": ("packages",),
+    "lib": ("library",),
+    "libs": ("libraries",),
+    "func": ("function",),
+    "fn": ("function",),
+    "var": ("variable",),
+    "vars": ("variables",),
+    "param": ("parameter",),
+    "params": ("parameters",),
+    "arg": ("argument",),
+    "args": ("arguments",),
+    "req": ("request",),
+    "reqs": ("requirements", "requests"),
+    "resp": ("response",),
+    "err": ("error",),
+    "tmp": ("temporary",),
+    "dirs": ("directories",),
+    "spec": ("specification",),
+    "specs": ("specifications",),
+    "mgmt": ("management",),
+    "txn": ("transaction",),
+    "tz": ("timezone", "time zone"),
+    "app": ("application",),
+    "apps": ("applications",),
+    "info": ("information",),
+    "async": ("asynchronous",),
+    "prefs": ("preferences",),
+    "stats": ("statistics",),
+    "pw": ("password",),
+    "passwd": ("password",),
+    "ts": ("typescript",),
+    "js": ("javascript",),
+    "py": ("python",),
+    "gh": ("github",),
+    "pg": ("postgres", "postgresql"),
+    "postgres": ("postgresql",),
+    "mongo": ("mongodb",),
+    "pr": ("pull request",),
+    "prs": ("pull requests",),
+    "mr": ("merge request",),
+    "ci": ("continuous integration",),
+    "e2e": ("end to end",),
+    "regex": ("regular expression",),
+    "regexp": ("regular expression",),
+    "ui": ("user interface",),
+    "ux": ("user experience",),
+    "vm": ("virtual machine",),
+    "vms": ("virtual machines",),
+    "lb": ("load balancer",),
+    "sso": ("single sign on",),
+    "ml": ("machine learning",),
+    "i18n": ("internationalization", "internationalisation"),
+    "l10n": ("localization", "localisation"),
+    "a11y": ("accessibility",),
+}
+
+
+def _long_to_short() -> dict[str, tuple[str, ...]]:
+    back: dict[str, list[str]] = {}
+    for short, longs in SHORT_TO_LONG.items():
+        for long in longs:
+            back.setdefault(long, []).append(short)
+    return {long: tuple(shorts) for long, shorts in back.items()}
+
+
+LONG_TO_SHORT = _long_to_short()
+
+
+def counterparts(term: str) -> tuple[str, ...]:
+    """The other forms of ``term`` (a query word, lower case): its long forms or its short ones."""
+    return SHORT_TO_LONG.get(term, ()) + LONG_TO_SHORT.get(term, ())
+
+
+def with_counterparts(terms: list[str], counts: Callable[[list[str]], list[int]]) -> list[str]:
+    """``terms`` with each word no unit says replaced by the counterpart the bank says most.
+
+    ``counts`` gives each term's matches in the bank (the search's own capped counts, kept for the
+    rest of the search). A prompt with no word of the table costs no statement; one whose words
+    of the table are all said costs one.
+    """
+    known = {term: forms for term in terms if (forms := counterparts(term))}
+    if not known:
+        return terms
+    said = dict(zip(known, counts(list(known)), strict=True))
+    unsaid = [term for term in known if said[term] == 0]
+    if not unsaid:
+        return terms
+    others = list(dict.fromkeys(form for term in unsaid for form in known[term] if form not in terms))
+    found = dict(zip(others, counts(others), strict=True)) if others else {}
+    out: list[str] = []
+    for term in terms:
+        best = max(known.get(term, ()), key=lambda form: found.get(form, 0), default=None) if term in unsaid else None
+        if best is not None and found.get(best, 0) > 0:
+            if best not in out:
+                out.append(best)
+        else:
+            out.append(term)
+    return out
