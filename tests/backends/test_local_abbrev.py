@@ -47,7 +47,7 @@ def test_a_prompt_without_a_word_of_the_table_costs_no_statement() -> None:
     assert with_counterparts(["cache", "ttl"], counts) == ["cache", "ttl"]
     assert asked == []
     assert with_counterparts(["cache", "db"], counts) == ["cache", "database"]
-    assert asked == [["db"], ["database"]]  # the word of the table, then its forms
+    assert asked == [["cache", "db"], ["database"]]  # the prompt's words, then the forms
 
 
 def test_the_table_is_lower_case_query_words_and_phrases_fts5_can_search() -> None:

@@ -125,13 +125,15 @@ def with_counterparts(terms: list[str], counts: Callable[[list[str]], list[int]]
     """``terms`` with each word no unit says replaced by the counterpart the bank says most.
 
     ``counts`` gives each term's matches in the bank (the search's own capped counts, kept for the
-    rest of the search). A prompt with no word of the table costs no statement; one whose words
-    of the table are all said costs one.
+    rest of the search). A prompt with no word of the table costs no statement here; one whose
+    words of the table are all said costs the count the search makes anyway.
     """
     known = {term: forms for term in terms if (forms := counterparts(term))}
     if not known:
         return terms
-    said = dict(zip(known, counts(list(known)), strict=True))
+    # Every term of the prompt at once: a bank larger than the ranked window counts them all for
+    # its search anyway (the counts are kept), so only the forms below can cost a statement more.
+    said = dict(zip(terms, counts(terms), strict=True))
     unsaid = [term for term in known if said[term] == 0]
     if not unsaid:
         return terms
