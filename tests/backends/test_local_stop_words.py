@@ -42,6 +42,11 @@ def _bank(tmp_path: Path, texts: list[str]) -> LocalBackend:
         ("Kun je kijken waarom de build faalt?", ["kijken", "build", "faalt"]),
         ("Можешь перевести README на английский?", ["перевести", "readme", "английский"]),  # ADR 194
         ("Как ты думаешь, нам стоит поменять цвет кнопок?", ["думаешь", "стоит", "поменять", "цвет", "кнопок"]),
+        # ADR 198: Polish, with and without its accents, and Ukrainian
+        ("Czy możesz mi przetłumaczyć README na angielski?", ["przetłumaczyć", "readme", "angielski"]),
+        ("Jak myslisz, czy powinnismy zmienic kolor przyciskow?", ["myslisz", "zmienic", "kolor", "przyciskow"]),
+        ("Чи можеш ти перекласти README англійською?", ["перекласти", "readme", "англійською"]),
+        ("Як ти думаєш, чи нам варто змінити колір кнопок?", ["думаєш", "варто", "змінити", "колір", "кнопок"]),
     ],
 )
 def test_a_prompt_is_searched_by_its_content_words_in_seven_more_languages(prompt: str, terms: list[str]) -> None:
@@ -58,19 +63,23 @@ def test_words_a_developer_searches_by_are_not_taken_for_function_words() -> Non
         "ed",
         "eu",
         "era",
+        "go",
         "hat",
         "io",
         "man",
         "mon",
         "nas",
+        "one",
         "op",
         "os",
+        "pod",
         "pour",
         "sa",
         "ses",
         "sin",
         "son",
         "su",
+        "ten",
         "ti",
         "ton",
         "vi",
@@ -121,5 +130,26 @@ def test_a_russian_question_about_nothing_stored_finds_nothing(tmp_path: Path) -
         assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
         hits = backend.recall("b", RecallRequest(query="Сколько дней хранятся логи?")).hits
         assert hits and "logrotate" in hits[0].text
+    finally:
+        backend.close()
+
+
+POLISH = [
+    "user: Musimy wybrać bazę danych dla modułu rozliczeń. Co jest lepsze, Postgres czy MySQL?",
+    "user: Dobrze, to bierzemy Postgres 16, bo zespół go już zna i mamy do niego kopie zapasowe.",
+    "user: Dlaczego CI jest znowu czerwony? Wczoraj wszystko działało.",
+    "user: Jak wdrażamy frontend? Czy to jest na Vercel?",
+    "user: Logi są w Loki i trzymamy je przez 30 dni, potem się same usuwają.",
+]
+
+
+def test_a_polish_question_about_nothing_stored_finds_nothing(tmp_path: Path) -> None:
+    """Trial Q (ADR 198): "czy", "jest", "jak" matched most Polish memories."""
+    backend = _bank(tmp_path, POLISH)
+    try:
+        unrelated = "Czy możesz mi przetłumaczyć README na angielski?"
+        assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
+        hits = backend.recall("b", RecallRequest(query="Ile dni trzymamy logi?")).hits
+        assert [h.text[:14] for h in hits] == ["user: Logi są "]
     finally:
         backend.close()

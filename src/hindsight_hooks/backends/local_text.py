@@ -47,10 +47,12 @@ _STOP_TEXT = """
     doesnt didnt isnt arent wasnt cant wont thats theres lets s t
 """
 # The function words of the other languages our users write in most (German, French, Spanish,
-# Italian, Portuguese, Dutch; ADR 191; Russian, ADR 194): without them "kannst du die README übersetzen?" matched
-# every German memory by "du" and "die". Left out on purpose, because each is also a word a
-# developer searches by: ai, bin, ca, ci, con, du (the command) stays in for German, ed, eu, era,
-# hat, io, man, mon, nas, op, os, pour, sa, ses, sin, son, su, ti, ton, vi, war.
+# Italian, Portuguese, Dutch; ADR 191; Russian, ADR 194; Polish and Ukrainian, ADR 198): without them
+# "kannst du die README übersetzen?" matched every German memory by "du" and "die". Left out on
+# purpose, because each is also a word a developer searches by: ai, bin, ca, ci, con, du (the
+# command) stays in for German, ed, eu, era, go, hat, io, man, mon, nas, one, op, os, pod, pour, sa,
+# ses, sin, son, su, ten, ti, ton, vi, war. Polish words are listed with and without their accents,
+# as people type them both ways.
 _OTHER_STOP_TEXT = """
     der das den dem des ein eine einen einem einer eines und oder aber nicht kein keine ist sind
     wir ihr sie er es ich du mich mir dich dir uns euch sich mit von zu zum zur auf für fur im ins
@@ -81,6 +83,19 @@ _OTHER_STOP_TEXT = """
     при под над без через после перед между был была было были будет быть есть можно нужно надо может
     можешь можете могу пожалуйста также тоже ещё еще уже только так там тут здесь где когда куда почему
     зачем какой какая какое какие какую каким кто чем чего сейчас теперь тогда очень
+    czy jak jaki jaka jakie jakiego co coś cos kto kiedy gdzie dlaczego czemu ile który która które
+    ktory ktora ktore którego ktorego nie tak ta tego tej tym tych jest są był była było byli były
+    byl byla bylo będzie bedzie być byc mam masz mamy macie mają maja ja ty on ona ono wy oni mnie
+    ciebie cię cie jej mu nam wam ich im się sie mój moj moja moje nasz nasza nasze twój twoj twoja
+    wasz swój swoj że ze ale lub albo oraz więc wiec bo też tez już juz jeszcze tylko bardzo tutaj tam
+    teraz potem możesz mozesz może moze możemy mozemy można mozna proszę prosze trzeba musimy musisz
+    powinniśmy powinnismy jeśli jesli gdy żeby zeby aby od po za przez przy nad przed między miedzy dla
+    bez
+    що як це цей ця ці цього цієї той те ті ми ти ви він вона воно вони вас вам мене мені тебе тобі
+    його йому її їй їх їм мій моя моє мої твій наш наша наше наші ваш ваша свій своя своє свої із зі
+    від для про при під над без через після перед між був була було були буде бути є можна треба
+    потрібно може можеш можете можу будь ласка також теж ще вже лише тільки так там тут де коли куди
+    чому навіщо який яка яке які хто чим чого зараз тепер тоді дуже чи ні або але
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split()) | frozenset(_OTHER_STOP_TEXT.split())
 OTHER_LANGUAGE_WORDS: frozenset[str] = frozenset(_OTHER_STOP_TEXT.split()) - frozenset(_STOP_TEXT.split())
