@@ -575,3 +575,52 @@ def test_actually_inside_a_sentence_moves_nothing() -> None:
     newer = "the staging deploy was actually slow because of the image size"
     out = newer_first([(older, 1.0), (newer, 2.0)], text=lambda h: h[0], epoch=lambda h: h[1])
     assert [h[1] for h in out] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("Od teraz używamy MySQL zamiast Postgresa.", True),
+        ("Przeszliśmy na GitHub Actions.", True),
+        ("Przeszlismy na GitHub Actions.", True),  # typed without accents
+        ("Nie używamy już Jenkinsa.", True),
+        ("Zastąpiliśmy Redisa Memcachedem.", True),
+        ("Ми більше не використовуємо Jenkins.", True),
+        ("Тепер використовуємо MySQL замість Postgres.", True),
+        ("Baza danych to Postgres 16.", False),
+        ("Frontend jest na Vercel, nie na Netlify.", False),
+        ("Ми використовуємо Redis для черги листів.", False),
+    ],
+)
+def test_a_change_is_announced_in_polish_and_ukrainian(text: str, changes: bool) -> None:
+    """ADR 199."""
+    assert announces_change(text) is changes
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("Od teraz używamy MySQL zamiast Postgresa.", {"postgr", "postgresa"}),  # the name declined, and not
+        ("Używamy Actions zamiast Jenkins", {"jenkin"}),
+        ("Тепер використовуємо MySQL замість Postgres.", {"postgr"}),
+    ],
+)
+def test_what_instead_of_leaves_behind_in_polish_and_ukrainian(text: str, left: set[str]) -> None:
+    assert left_behind(text) == left
+
+
+def test_a_polish_switch_ranks_above_the_decision_it_replaced(tmp_path: Path) -> None:
+    """ADR 199: "od teraz … zamiast Postgresa" announces the change. Three shared words are too few
+    for a repeat, and enough for an announced change."""
+    backend = said_by_the_user(
+        make(tmp_path),
+        ("s1", "2026-11-02T10:00:00Z", "Baza danych dla rozliczeń to Postgres 16, zespół go już zna."),
+        (
+            "s2",
+            "2026-11-09T15:30:00Z",
+            "Od teraz baza danych rozliczeń to MySQL zamiast Postgresa, chce tak dział prawny.",
+        ),
+    )
+    query = "Jaka baza danych dla rozliczeń?"
+    hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
+    assert [h.text[:14] for h in hits] == ["user: Od teraz", "user: Baza dan"]

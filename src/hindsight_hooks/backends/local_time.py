@@ -304,7 +304,13 @@ _CHANGE_ELSEWHERE = re.compile(
     r"|substituíd[oa]s?|removid[oa]s?|trocamos"
     r"|in\s+plaats\s+van|niet\s+meer|vanaf\s+nu|vervangen|verwijderd|gemigreerd|overgestapt|overgezet"
     r"|вместо|больше\s+не|переш(?:ел|ёл|ли|ла)\s+на|переключил[аи]?(?:сь)?|заменил[аи]?|удалил[аи]?"
-    r"|отказал[аи]?сь|с\s+этого\s+момента)\b",
+    r"|отказал[аи]?сь|с\s+этого\s+момента"
+    # Polish, with and without accents, and Ukrainian (ADR 199)
+    r"|zamiast|zmiana\s+planu|ju[żz]\s+nie|nie\s+(?:\w+\s+)?ju[żz]|od\s+(?:teraz|dzi[śs])"
+    r"|(?:zmienili|przeszli|przesiedli)[śs]my(?:\s+si[ęe])?\s+na|zast[ąa]pili[śs]my|zast[ąa]pion[aey]"
+    r"|usun[ęe]li[śs]my|usuni[ęe]t[aey]|zmigrowali[śs]my"
+    r"|замість|більше\s+не|відтепер|з\s+цього\s+моменту|перейшли\s+на|переключилися\s+на|замінили"
+    r"|видалили|відмовилися)\b",
     re.I,
 )
 CHANGE_MIN_SHARED = 2
@@ -342,7 +348,7 @@ _LEFT_BEHIND = re.compile(
 _LEFT_BEHIND_ELSEWHERE = re.compile(
     r"\b(?:(?:an)?statt\s+(?:(?:der|die|das|dem|den|des)\s+)?|au\s+lieu\s+(?:de\s+(?:la\s+|l')?|du\s+|des\s+|d')"
     r"|en\s+(?:lugar|vez)\s+(?:del\s+|de\s+(?:la\s+|los\s+|las\s+)?)|invece\s+(?:di\s+|del(?:la|lo|l')?\s*)"
-    r"|em\s+vez\s+d[eoa]s?\s+|in\s+plaats\s+van\s+(?:(?:de|het)\s+)?|вместо\s+)([\w.+#-]+)",
+    r"|em\s+vez\s+d[eoa]s?\s+|in\s+plaats\s+van\s+(?:(?:de|het)\s+)?|вместо\s+|zamiast\s+|замість\s+)([\w.+#-]+)",
     re.I,
 )
 # What a change names as removed: "removed the Redis stream consumer", "ditched Jenkins" (ADR 188).
@@ -356,8 +362,17 @@ def left_behind(text: str) -> frozenset[str]:
     """The stems of the words a change announces as left behind (empty for most texts)."""
     found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
     if _maybe_elsewhere(text):
-        found += _LEFT_BEHIND_ELSEWHERE.findall(text)
+        for match in _LEFT_BEHIND_ELSEWHERE.finditer(text):
+            word = match.group(1).rstrip(".")
+            found.append(word)
+            # Polish and Ukrainian decline a name after "instead of": "zamiast Postgresa",
+            # "zamiast Jenkinsa". The older statement says "Postgres" (ADR 199).
+            if match.group(0)[:1].lower() in _DECLINING and len(word) > 4 and word[-1].lower() in "aуu":
+                found.append(word[:-1])
     return content_stems(" ".join(found)) if found else frozenset()
+
+
+_DECLINING = ("z", "з")  # "zamiast", "замість": the phrases of a language that declines names
 
 
 def removed(text: str) -> frozenset[str]:
