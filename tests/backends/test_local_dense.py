@@ -49,3 +49,21 @@ def test_a_re_embedded_unit_replaces_its_row_and_its_sign_bits() -> None:
     best = DenseIndex().top(bank, target, 2)
     assert {rowid for rowid, _ in best} == {11, 500}
     assert bank.count == len(rows)
+
+
+def test_the_background_is_the_mean_cosine_with_the_banks_rows_after_adds_and_replacements() -> None:
+    """ADR 200: the sum kept beside the matrix follows every add and every re-embedded row."""
+    rows = _unit_rows(300, seed=11)
+    bank = _BankMatrix(DIM)
+    bank.add(list(range(1, 201)), rows[:200].astype(np.float16))
+    bank.add(list(range(201, 301)), rows[200:].astype(np.float16))
+    bank.add([7, 250], rows[:2].astype(np.float16))  # two units re-embedded
+    index = DenseIndex()
+    for query in _unit_rows(5, seed=12).astype(np.float32):
+        every = index.similarity(bank, query, list(range(1, 301)))  # clamped at 0: recompute unclamped
+        exact = float((bank.dequantized() @ query).mean())
+        assert index.background(bank, query) == pytest.approx(exact, abs=1e-4)
+        assert len(every) == 300
+    small = _BankMatrix(DIM)
+    small.add(list(range(1, 20)), rows[:19].astype(np.float16))
+    assert index.background(small, _unit_rows(1, seed=1)[0].astype(np.float32)) == 0.0  # too few to tell

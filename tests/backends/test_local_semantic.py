@@ -629,3 +629,34 @@ def test_an_inflection_the_stemmer_does_not_know_is_found_by_its_beginning_in_hy
     assert found(backend, "quand est-ce qu'on déploie ?")[:1] == [texts[0]]
     assert "dense" in backend.last_search_mode
     assert found(backend, "Sitzung")[:1] == [texts[1]]
+
+
+POLISH = [
+    "user: Musimy wybrać bazę danych dla modułu rozliczeń. Co jest lepsze, Postgres czy MySQL?",
+    "user: Dobrze, to bierzemy Postgres 16, bo zespół go już zna i mamy do niego kopie zapasowe.",
+    "user: Dlaczego CI jest znowu czerwony? Wczoraj wszystko działało.",
+    "user: Aha, test integracyjny nie miał dostępu do bazy, bo zmienna DATABASE_URL nie była ustawiona.",
+    "user: Jak wdrażamy frontend? Czy to jest na Vercel?",
+    "user: Tak, frontend jest na Vercel, a API wdrażamy na Fly.io przez GitHub Actions.",
+    "user: Logi są w Loki i trzymamy je przez 30 dni, potem się same usuwają.",
+]
+
+
+def test_where_the_model_puts_every_unit_near_the_question_nearness_finds_nothing(tmp_path: Path) -> None:
+    """Trial Q (ADR 200): the English model puts Polish texts near each other, so a Polish question
+    about nothing stored passed the fixed floor with every unit. Measured against the bank's mean
+    cosine with the question, only what is clearly nearer than the rest is found by meaning."""
+    sessions = [f"{text} (sesja {n})" for n in range(1, 4) for text in POLISH]  # 21 units: a bank to tell by
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db", sessions))
+    try:
+        # before: 8 hits, of 4 of the 7 texts; now one text at most (its copies in each session)
+        assert len(texts(backend, "Czy możesz mi przetłumaczyć README na angielski?")) <= 1
+        assert texts(backend, "Ile dni trzymamy logi?") == [POLISH[6]]  # the answer, and only it
+        assert texts(backend, "Gdzie wdrażamy frontend?") == [POLISH[4], POLISH[5]]
+    finally:
+        backend.close()
+
+
+def texts(backend: LocalBackend, query: str) -> list[str]:
+    """The distinct texts found, in order, without the session they were said in."""
+    return list(dict.fromkeys(hit.rsplit(" (sesja", 1)[0] for hit in found(backend, query)))

@@ -19,7 +19,7 @@ from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
 from .local_abbrev import with_counterparts
 from .local_alongside import alongside
-from .local_dense import RECALL_WAIT_S
+from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
 from .local_prefix import with_prefixes
@@ -268,7 +268,8 @@ class LocalRecall(LocalVectorWiring):
                     top.update(self._dense.similarity(bank, vec, [rowid for rowid in found if rowid not in top]))
                     for rowid, sim in top.items():
                         sims[rowid] = max(sim, sims.get(rowid, 0.0))
-                nearest = self._nearest_rows(conn, sims, search.filters)
+                lift = self._dense.background(bank, vectors[0]) + BACKGROUND_MARGIN if vectors else 0.0
+                nearest = self._nearest_rows(conn, sims, search.filters, lift)
                 result = lexical.result() if lexical is not None else by_words()
                 candidates = [ranked_candidate(row) for row in result.rows]
                 if not vectors:
@@ -306,11 +307,16 @@ class LocalRecall(LocalVectorWiring):
         with self._read("recall", left, signal) as conn:
             return search.on(conn).run(terms, *sizes)
 
-    def _nearest_rows(self, conn: sqlite3.Connection, sims: dict[int, float], filters: Filters) -> list[Candidate]:
+    def _nearest_rows(
+        self, conn: sqlite3.Connection, sims: dict[int, float], filters: Filters, lift: float = 0.0
+    ) -> list[Candidate]:
         """The units the vector search found at or above the floor that pass the filters, nearest
-        first, as candidates with their cosine (``sims``: the best with any of the query's vectors)."""
+        first, as candidates with their cosine (``sims``: the best with any of the query's vectors).
+
+        ``lift``: the bank's mean cosine with the query plus a margin (ADR 200). Where the model
+        puts every text of the bank near the question, nearness says nothing, and the floor rises."""
         assert self._semantic is not None
-        floor = self._semantic.floor
+        floor = max(self._semantic.floor, lift)
         ranked = sorted((rowid for rowid, sim in sims.items() if sim >= floor), key=lambda r: (-sims[r], r))
         if not ranked:
             return []
