@@ -90,33 +90,26 @@ FACTS = [
     ],
 )
 def test_shop_talk_finds_the_memory_that_says_the_long_word(tmp_path: Path, query: str, expected: str) -> None:
-    backend = make(tmp_path)
-    try:
-        for n, fact in enumerate(FACTS):
-            backend.retain_batch("b", [item(fact, f"d{n}")], operation_id=f"o{n}")
-        hits = [h.text for h in backend.recall("b", RecallRequest(query=query)).hits]
-        assert hits[:1] == [expected]
-    finally:
-        backend.close()
+    assert found_in(tmp_path, FACTS, query)[:1] == [expected]
 
 
 def test_the_long_word_finds_the_memory_that_says_the_short_one(tmp_path: Path) -> None:
-    backend = make(tmp_path)
-    try:
-        backend.retain_batch("b", [item("the db backups run nightly from the prod replica", "d0")], operation_id="o0")
-        backend.retain_batch("b", [item("lunch is at noon", "d1")], operation_id="o1")
-        hits = [h.text for h in backend.recall("b", RecallRequest(query="which database?")).hits]
-        assert hits == ["the db backups run nightly from the prod replica"]
-    finally:
-        backend.close()
+    texts = ["the db backups run nightly from the prod replica", "lunch is at noon"]
+    assert found_in(tmp_path, texts, "which database?") == [texts[0]]
 
 
 def test_a_word_the_bank_says_is_searched_as_it_is(tmp_path: Path) -> None:
     """The limit of the rule: where one memory says "db" and another "database", "db" finds the one."""
+    texts = ["the db is on port 5432", "the database holds the orders"]
+    assert found_in(tmp_path, texts, "db") == [texts[0]]
+
+
+def found_in(tmp_path: Path, texts: list[str], query: str) -> list[str]:
+    """What ``query`` recalls from a real store whose bank holds each text as a memory of its own."""
     backend = make(tmp_path)
     try:
-        backend.retain_batch("b", [item("the db is on port 5432", "d0")], operation_id="o0")
-        backend.retain_batch("b", [item("the database holds the orders", "d1")], operation_id="o1")
-        assert [h.text for h in backend.recall("b", RecallRequest(query="db")).hits] == ["the db is on port 5432"]
+        for n, text in enumerate(texts):
+            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
+        return [h.text for h in backend.recall("b", RecallRequest(query=query)).hits]
     finally:
         backend.close()

@@ -122,18 +122,6 @@ RUSSIAN = [
 ]
 
 
-def test_a_russian_question_about_nothing_stored_finds_nothing(tmp_path: Path) -> None:
-    """Trial P (ADR 194): "как", "ты", "нам" matched every Russian memory."""
-    backend = _bank(tmp_path, RUSSIAN)
-    try:
-        unrelated = "Как ты думаешь, нам стоит поменять цвет кнопок?"
-        assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
-        hits = backend.recall("b", RecallRequest(query="Сколько дней хранятся логи?")).hits
-        assert hits and "logrotate" in hits[0].text
-    finally:
-        backend.close()
-
-
 POLISH = [
     "user: Musimy wybrać bazę danych dla modułu rozliczeń. Co jest lepsze, Postgres czy MySQL?",
     "user: Dobrze, to bierzemy Postgres 16, bo zespół go już zna i mamy do niego kopie zapasowe.",
@@ -143,13 +131,22 @@ POLISH = [
 ]
 
 
-def test_a_polish_question_about_nothing_stored_finds_nothing(tmp_path: Path) -> None:
-    """Trial Q (ADR 198): "czy", "jest", "jak" matched most Polish memories."""
-    backend = _bank(tmp_path, POLISH)
+@pytest.mark.parametrize(
+    ("texts", "unrelated", "related", "answer"),
+    [
+        # Trial P (ADR 194): "как", "ты", "нам" matched every Russian memory
+        (RUSSIAN, "Как ты думаешь, нам стоит поменять цвет кнопок?", "Сколько дней хранятся логи?", "assistant: Я"),
+        # Trial Q (ADR 198): "czy", "jest", "jak" matched most Polish memories
+        (POLISH, "Czy możesz mi przetłumaczyć README na angielski?", "Ile dni trzymamy logi?", "user: Logi są "),
+    ],
+)
+def test_a_question_about_nothing_stored_finds_nothing(
+    tmp_path: Path, texts: list[str], unrelated: str, related: str, answer: str
+) -> None:
+    backend = _bank(tmp_path, texts)
     try:
-        unrelated = "Czy możesz mi przetłumaczyć README na angielski?"
         assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
-        hits = backend.recall("b", RecallRequest(query="Ile dni trzymamy logi?")).hits
-        assert [h.text[:14] for h in hits] == ["user: Logi są "]
+        hits = backend.recall("b", RecallRequest(query=related)).hits
+        assert [h.text[: len(answer)] for h in hits] == [answer]
     finally:
         backend.close()
