@@ -447,7 +447,11 @@ _QUERY_PIECES = st.sampled_from(
      "gestern", "letzten", "Woche", "vor", "Tagen", "am", "4.", "März", "seit", "Montag", "hier", "qu'on", "la",
      "semaine", "dernière", "il", "y", "a", "deux", "jours", "depuis", "lundi", "hace", "días", "de", "marzo",
      "el", "viernes", "pasado", "ieri", "giorni", "fa", "lunedì", "scorso", "há", "semanas", "sexta-feira",
-     "passada", "gisteren", "dagen", "geleden", "vorige", "mars", "op", "maandag"]
+     "passada", "gisteren", "dagen", "geleden", "vorige", "mars", "op", "maandag",
+     # ADR 194 and ADR 201
+     "вчера", "назад", "дня", "марта", "в", "с", "понедельника", "wczoraj", "w", "zeszłym", "tygodniu", "dni",
+     "temu", "od", "poniedziałku", "marca", "marcu", "zeszłą", "środę", "вчора", "минулого", "тижня", "тому",
+     "березня", "у", "з", "понеділка", "дні"]
 )  # fmt: skip
 
 

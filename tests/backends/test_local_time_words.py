@@ -57,9 +57,22 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("Что было в прошлую пятницу?", ("2026-11-27", "2026-11-28")),
         ("Что мы решили 4 марта?", ("2026-03-04", "2026-03-05")),
         ("Что изменилось с понедельника?", ("2026-11-23", "2026-11-29")),
+        ("Co zdecydowaliśmy wczoraj?", ("2026-11-27", "2026-11-28")),  # Polish, ADR 201
+        ("Co robiliśmy w zeszłym tygodniu?", ("2026-11-21", "2026-11-28")),
+        ("Co robilismy w zeszlym tygodniu?", ("2026-11-21", "2026-11-28")),  # typed without accents
+        ("Co zmieniliśmy 3 dni temu?", ("2026-11-25", "2026-11-26")),
+        ("Co było w zeszłą środę?", ("2026-11-25", "2026-11-26")),
+        ("Co zdecydowaliśmy 4 marca?", ("2026-03-04", "2026-03-05")),
+        ("Co robiliśmy w marcu?", ("2026-03-01", "2026-04-01")),
+        ("Co się zmieniło od poniedziałku?", ("2026-11-23", "2026-11-29")),
+        ("Що ми вирішили вчора?", ("2026-11-27", "2026-11-28")),  # Ukrainian, ADR 201
+        ("Що ми робили минулого тижня?", ("2026-11-21", "2026-11-28")),
+        ("Що змінилося 3 дні тому?", ("2026-11-25", "2026-11-26")),
+        ("Що ми вирішили 4 березня?", ("2026-03-04", "2026-03-05")),
+        ("Що змінилося з понеділка?", ("2026-11-23", "2026-11-29")),
     ],
 )
-def test_a_time_phrase_names_its_period_in_six_more_languages(query: str, days: tuple[str, str]) -> None:
+def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tuple[str, str]) -> None:
     assert _days(time_window(query, REF)) == days
 
 
@@ -72,6 +85,9 @@ def test_a_time_phrase_names_its_period_in_six_more_languages(query: str, days: 
         "what did the rover do in Mars orbit?",  # the planet, not French March
         "Welche Datenbank nutzen wir?",
         "Мы деплоим каждую пятницу",  # a habit in Russian
+        "Wdrażamy w każdy piątek",  # and in Polish
+        "Mamy dwa dni na to",  # a count of days, not a time ago
+        "what did we merge in Maja's branch?",  # a person, not Polish May
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:
@@ -92,4 +108,17 @@ def test_a_german_question_about_yesterday_finds_what_was_said_yesterday(tmp_pat
     asked = "2026-11-28T12:00:00.000Z"
     hits = backend.recall("b", RecallRequest(query="Was haben wir gestern gewählt?", query_timestamp=asked)).hits
     assert hits[0].text == "user: Wir haben Kafka für den Event-Bus gewählt"  # before: Redis, also "gewählt"
+    assert "+time" in backend.last_search_mode
+
+
+def test_a_polish_question_about_yesterday_finds_what_was_said_yesterday(tmp_path: Path) -> None:
+    """ADR 201: "wczoraj" names yesterday; before, the two choices matched "wybraliśmy" alike."""
+    backend = said_by_the_user(
+        make(tmp_path),
+        ("kafka", "2026-11-27T15:00:00Z", "Wybraliśmy Kafkę dla szyny zdarzeń"),
+        ("redis", "2026-11-10T15:00:00Z", "Wybraliśmy Redis do cache"),
+    )
+    asked = "2026-11-28T12:00:00.000Z"
+    hits = backend.recall("b", RecallRequest(query="Co wybraliśmy wczoraj?", query_timestamp=asked)).hits
+    assert hits[0].text == "user: Wybraliśmy Kafkę dla szyny zdarzeń"
     assert "+time" in backend.last_search_mode

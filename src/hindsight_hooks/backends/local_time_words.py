@@ -5,8 +5,8 @@
 qu'on a décidé la semaine dernière ?". Rather than a second parser per language, their phrases
 are rewritten into the English ones, so one parser keeps one set of rules (which day a weekday
 means, how a month without a year is read) for every language. The languages are those whose
-function words are stop words (ADR 191): German, French, Spanish, Italian, Portuguese, Dutch, and
-Russian (ADR 194).
+function words are stop words (ADR 191): German, French, Spanish, Italian, Portuguese, Dutch,
+Russian (ADR 194), Polish and Ukrainian (ADR 201).
 
 Only phrases that name a time are rewritten, never a bare word that also means something else:
 "le lundi" (on Mondays) is a habit, "lundi dernier" is a day; "da" (Italian "from") is not read
@@ -50,28 +50,67 @@ _WEEKDAYS = {
     "saturday": "samstag sonnabend samedi sabado zaterdag суббота субботу субботы",
     "sunday": "sonntag dimanche domingo domenica zondag воскресенье воскресенья",
 }
-_MONTH_OF = {word: english for english, words in _MONTHS.items() for word in words.split()}
-_WEEKDAY_OF = {word: english for english, words in _WEEKDAYS.items() for word in words.split()}
+# Polish and Ukrainian (ADR 201), each in the forms that follow "w"/"у" and a day's number
+_MONTHS_MORE = {
+    "january": "styczen stycznia styczniu січень січня січні",
+    "february": "luty lutego lutym лютии лютого лютому",
+    "march": "marzec marca marcu березень березня березні",
+    "april": "kwiecien kwietnia kwietniu квітень квітня квітні",
+    "may": "maj maja maju травень травня травні",
+    "june": "czerwiec czerwca czerwcu червень червня червні",
+    "july": "lipiec lipca lipcu липень липня липні",
+    "august": "sierpien sierpnia sierpniu серпень серпня серпні",
+    "september": "wrzesien wrzesnia wrzesniu вересень вересня вересні",
+    "october": "pazdziernik pazdziernika pazdzierniku жовтень жовтня жовтні",
+    "november": "listopad listopada listopadzie листопад листопада листопаді",
+    "december": "grudzien grudnia grudniu грудень грудня грудні",
+}
+_WEEKDAYS_MORE = {
+    "monday": "poniedziałek poniedziałku poniedzialek poniedzialku понеділок понеділка",
+    "tuesday": "wtorek wtorku вівторок вівторка",
+    "wednesday": "sroda srode srody середа середу середи",
+    "thursday": "czwartek czwartku четвер четверга",
+    "friday": "piatek piatku",  # Ukrainian "п'ятниця" is two words to the tokenizer: not read
+    "saturday": "sobota sobote soboty субота суботу суботи",
+    "sunday": "niedziela niedziele niedzieli неділя неділю неділі",
+}
+_SLAVIC_MONTHS = frozenset(word for words in _MONTHS_MORE.values() for word in words.split())
+_MONTH_OF = {
+    word: english for table in (_MONTHS, _MONTHS_MORE) for english, words in table.items() for word in words.split()
+}
+_WEEKDAY_OF = {
+    word: english for table in (_WEEKDAYS, _WEEKDAYS_MORE) for english, words in table.items() for word in words.split()
+}
 _MONTH = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
 _WEEKDAY = "|".join(sorted(_WEEKDAY_OF, key=len, reverse=True))
 _NUMBER_OF = {
-    **dict.fromkeys(_split("ein einem einer un une una uno um uma een один одна одну"), "1"),
-    **dict.fromkeys(_split("zwei deux dos due dois duas twee два две"), "2"),
-    **dict.fromkeys(_split("drei trois tres tre drie три"), "3"),
-    **dict.fromkeys(_split("vier quatre cuatro quattro quatro четыре"), "4"),
-    **dict.fromkeys(_split("funf cinq cinco cinque vijf пять"), "5"),
-    **dict.fromkeys(_split("sechs six seis sei zes шесть"), "6"),
-    **dict.fromkeys(_split("sieben sept siete sette sete zeven семь"), "7"),
+    **dict.fromkeys(_split("ein einem einer un une una uno um uma een один одна одну jeden jedna jedno"), "1"),
+    **dict.fromkeys(_split("zwei deux dos due dois duas twee два две dwa dwie дві"), "2"),
+    **dict.fromkeys(_split("drei trois tres tre drie три trzy"), "3"),
+    **dict.fromkeys(_split("vier quatre cuatro quattro quatro четыре cztery чотири"), "4"),
+    **dict.fromkeys(_split("funf cinq cinco cinque vijf пять piec"), "5"),
+    **dict.fromkeys(_split("sechs six seis sei zes шесть szesc шість"), "6"),
+    **dict.fromkeys(_split("sieben sept siete sette sete zeven семь siedem сім"), "7"),
 }
 _NUMBER = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_OF, key=len, reverse=True)) + ")"
 _UNIT_OF = {
-    **dict.fromkeys(_split("tag tagen tage jour jours dia dias giorno giorni dag dagen день дня днеи"), "day"),
     **dict.fromkeys(
-        _split("woche wochen semaine semaines semana semanas settimana settimane week weken неделю недели недель"),
+        _split("tag tagen tage jour jours dia dias giorno giorni dag dagen день дня днеи dzien dnia dni дні днів"),
+        "day",
+    ),
+    **dict.fromkeys(
+        _split(
+            "woche wochen semaine semaines semana semanas settimana settimane week weken неделю недели недель "
+            "tydzien tygodnie tygodni тиждень тижні тижнів"
+        ),
         "week",
     ),
     **dict.fromkeys(
-        _split("monat monaten monate mois mes meses mese mesi maand maanden месяц месяца месяцев"), "month"
+        _split(
+            "monat monaten monate mois mes meses mese mesi maand maanden месяц месяца месяцев "
+            "miesiac miesiace miesiecy місяць місяці місяців"
+        ),
+        "month",
     ),
 }
 _UNIT = "(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + ")"
@@ -92,6 +131,8 @@ def _on_weekday(m: re.Match[str]) -> str:
 def _in_month(m: re.Match[str]) -> str:
     if m["prep"] == "in" and m["month"] == "mars":
         return m[0]  # English "in Mars" is the planet; Italian and Dutch say "marzo", "maart"
+    if m["month"] in _SLAVIC_MONTHS and m["prep"] not in ("w", "у", "в"):
+        return m[0]  # "in Maja's branch" is a person: Polish and Ukrainian say "w maju", "у травні"
     return f" in {_MONTH_OF[m['month']]} "
 
 
@@ -116,8 +157,9 @@ _Y = r"(?P<year>\d{4})"
 _DAYS = frozenset(_WEEKDAY_OF)
 _MONTH_WORDS = frozenset(_MONTH_OF)
 _UNITS = frozenset(_UNIT_OF)
-_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week неделе неделю"))
-_MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце"))
+_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week неделе неделю tygodniu тижня тижні"))
+_MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце miesiacu місяця"))
+_PL_LAST = r"(?:zesz[łl]ym|ubieg[łl]ym|poprzednim)"  # "w zeszłym tygodniu": in the last week
 
 # (words the rule needs, pattern, replacement), tried in this order on the lower-case text without
 # accents, each only when the text says one of its words (the patterns are long; most queries
@@ -128,44 +170,53 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
     ("vorgestern avant anteayer antier altro altroieri anteontem eergisteren",
      r"\b(?:vorgestern|avant[- ]hier|anteayer|antier|l'altro\s*ieri|altroieri|anteontem|eergisteren)\b",
      " the day before yesterday "),
-    ("позавчера", r"\bпозавчера\b", " the day before yesterday "),
-    ("gestern ayer ieri ontem gisteren вчера", r"\b(?:gestern|ayer|ieri|ontem|gisteren|вчера)\b", " yesterday "),
-    ("heute aujourd hoy oggi hoje vandaag сегодня", r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag|сегодня)\b",
-     " today "),
+    ("позавчера przedwczoraj позавчора", r"\b(?:позавчера|przedwczoraj|позавчора)\b", " the day before yesterday "),
+    ("gestern ayer ieri ontem gisteren вчера wczoraj вчора",
+     r"\b(?:gestern|ayer|ieri|ontem|gisteren|вчера|wczoraj|вчора)\b", " yesterday "),
+    ("heute aujourd hoy oggi hoje vandaag сегодня dzisiaj dzis сьогодні",
+     r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag|сегодня|dzisiaj|dzis|сьогодні)\b", " today "),
     # last / this week, month, year
     (_WEEK_WORDS,
      r"\b(?:(?:letzte[nr]?|vergangene[nr]?)\s+woche|la\s+semaine\s+(?:derniere|passee)|(?:la\s+)?semana\s+pasada"
      r"|(?:la\s+)?settimana\s+scorsa|(?:a\s+)?semana\s+passada|(?:vorige|afgelopen)\s+week"
-     r"|на\s+прошлои\s+неделе|прошлую\s+неделю)\b", " last week "),
+     r"|на\s+прошлои\s+неделе|прошлую\s+неделю"
+     r"|w\s+" + _PL_LAST + r"\s+tygodniu|(?:на\s+)?минул(?:ого|ому)\s+тижн[яі])\b",
+     " last week "),
     (_WEEK_WORDS,
-     r"\b(?:diese[rn]?\s+woche|cette\s+semaine|esta\s+semana|questa\s+settimana|deze\s+week|на\s+этои\s+неделе)\b",
+     r"\b(?:diese[rn]?\s+woche|cette\s+semaine|esta\s+semana|questa\s+settimana|deze\s+week|на\s+этои\s+неделе"
+     r"|w\s+tym\s+tygodniu|(?:на\s+)?ць(?:ого|ому)\s+тижн[яі])\b",
      " this week "),
     (_MONTH_SPAN_WORDS,
      r"\b(?:(?:letzte[nm]|vergangene[nm])\s+monat|le\s+mois\s+(?:dernier|passe)|(?:el\s+)?mes\s+pasado"
-     r"|(?:il\s+)?mese\s+scorso|(?:o\s+)?mes\s+passado|(?:vorige|afgelopen)\s+maand|в\s+прошлом\s+месяце)\b",
+     r"|(?:il\s+)?mese\s+scorso|(?:o\s+)?mes\s+passado|(?:vorige|afgelopen)\s+maand|в\s+прошлом\s+месяце"
+     r"|w\s+" + _PL_LAST + r"\s+miesiacu|минулого\s+місяця)\b",
      " last month "),
     (_MONTH_SPAN_WORDS,
-     r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand|в\s+этом\s+месяце)\b",
+     r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand|в\s+этом\s+месяце"
+     r"|w\s+tym\s+miesiacu|цього\s+місяця)\b",
      " this month "),
-    ("jahr annee an ano anno jaar году",
+    ("jahr annee an ano anno jaar году roku року",
      r"\b(?:(?:letztes|vergangenes)\s+jahr|l'annee\s+derniere|l'an\s+dernier|el\s+ano\s+pasado"
-     r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar|в\s+прошлом\s+году)\b", " last year "),
+     r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar|в\s+прошлом\s+году|w\s+" + _PL_LAST + r"\s+roku"
+     r"|минулого\s+року)\b", " last year "),
     # N days / weeks / months ago
     (_UNITS, rf"\b(?:vor|il\s+y\s+a|hace|ha)\s+{_N}\s+{_U}\b", _ago),
-    (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden|назад)\b", _ago),
+    (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden|назад|temu|тому)\b", _ago),
     # a weekday asked about: "letzten Freitag", "vendredi dernier", "el viernes pasado"
     (_DAYS, rf"\b(?:letzten|vergangenen|el\s+pasado|(?:vorige|afgelopen))\s+{_D}\b", _last_weekday),
     (_DAYS, rf"\b{_D}\s+(?:dernier|pasado|scorso|passado|passada)\b", _last_weekday),
     (_DAYS, rf"\b(?:el|o|a)\s+{_D}\s+(?:pasado|passado|passada)\b", _last_weekday),
     (_DAYS, rf"\bв\s+прошл(?:ую|ыи|ое)\s+{_D}", _last_weekday),
-    (_DAYS, rf"\b(?:am|op|в|во)\s+{_D}\b", _on_weekday),
+    (_DAYS, rf"\bw\s+(?:zesz[łl][ya]|ubieg[łl][ya]|ostatni[a]?)\s+{_D}\b", _last_weekday),
+    (_DAYS, rf"\b(?:(?:в|у)\s+)?минул(?:ого|оі|ии|у)\s+{_D}\b", _last_weekday),
+    (_DAYS, rf"\b(?:am|op|в|во|w|у)\s+{_D}\b", _on_weekday),
     # a date with a month's name, a month and year, a month
     (_MONTH_WORDS, rf"\b(?P<day>\d{{1,2}})(?:\.|er)?\s+(?:de\s+)?{_M}(?:\s+(?:de\s+)?{_Y})?\b", _day_month),
     (_MONTH_WORDS, rf"\b{_M}\s+(?:de\s+)?{_Y}\b", _month_year),
-    (_MONTH_WORDS, rf"\b(?P<prep>im|in|en|a|em|в)\s+{_M}\b", _in_month),
+    (_MONTH_WORDS, rf"\b(?P<prep>im|in|en|a|em|в|w|у)\s+{_M}\b", _in_month),
     # since
     ("seit depuis desde sinds", r"\b(?:seit|depuis|desde|sinds)\b", " since "),
-    (_DAYS, rf"\bс\s+{_D}\b", _since_weekday),
+    (_DAYS, rf"\b(?:с|od|з)\s+{_D}\b", _since_weekday),
     (_DAYS, rf"\bsince\s+{_D}\b", _since_weekday),
 ]  # fmt: skip
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Replacement]] = [
@@ -188,7 +239,9 @@ _NEEDED = (
             "vorgestern avant anteayer antier altroieri anteontem eergisteren gestern hier ayer ieri ontem gisteren "
             "heute aujourd hoy oggi hoje vandaag woche semaine semana settimana monat mois mes mese maand jahr annee "
             "ano anno jaar fa atras geleden letzte letzten letzter letztem vergangenen pasado vorige afgelopen "
-            "dernier scorso passado passada deze seit depuis desde sinds позавчера вчера сегодня неделе месяце году"
+            "dernier scorso passado passada deze seit depuis desde sinds позавчера вчера сегодня неделе месяце году "
+            "przedwczoraj wczoraj dzisiaj dzis tygodniu miesiacu roku temu позавчора вчора сьогодні тижня тижні "
+            "місяця року тому"
         )
     )
     | frozenset(_MONTH_OF)
