@@ -70,6 +70,8 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("Що змінилося 3 дні тому?", ("2026-11-25", "2026-11-26")),
         ("Що ми вирішили 4 березня?", ("2026-03-04", "2026-03-05")),
         ("Що змінилося з понеділка?", ("2026-11-23", "2026-11-29")),
+        ("Що було минулої п'ятниці?", ("2026-11-27", "2026-11-28")),  # an apostrophe inside the word
+        ("Що ми змінили п’ять днів тому?", ("2026-11-23", "2026-11-24")),
     ],
 )
 def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tuple[str, str]) -> None:
@@ -88,6 +90,7 @@ def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tup
         "Wdrażamy w każdy piątek",  # and in Polish
         "Mamy dwa dni na to",  # a count of days, not a time ago
         "what did we merge in Maja's branch?",  # a person, not Polish May
+        "Ми деплоїмо щоп'ятниці",  # every Friday: a habit
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:

@@ -70,7 +70,7 @@ _WEEKDAYS_MORE = {
     "tuesday": "wtorek wtorku вівторок вівторка",
     "wednesday": "sroda srode srody середа середу середи",
     "thursday": "czwartek czwartku четвер четверга",
-    "friday": "piatek piatku",  # Ukrainian "п'ятниця" is two words to the tokenizer: not read
+    "friday": "piatek piatku пятниця пятницю пятниці",  # Ukrainian "п'ятниця", its apostrophe dropped
     "saturday": "sobota sobote soboty субота суботу суботи",
     "sunday": "niedziela niedziele niedzieli неділя неділю неділі",
 }
@@ -249,6 +249,7 @@ _NEEDED = (
     | frozenset(_UNIT_OF) - {"week"}
 )
 _WORD = re.compile(r"[^\W\d_]+")
+_APOSTROPHE_IN_WORD = re.compile(r"(?<=[а-яіїєґ])['’](?=[а-яіїєґ])")
 
 
 @lru_cache(maxsize=256)
@@ -259,6 +260,8 @@ def in_english(text: str) -> str | None:
     Cached: a recall reads its query's period and then the period's numbers (``date_numbers``)
     from the same text, and a turn's query is asked again on a cache miss of the block."""
     plain = fold(text)  # lower case without accents: "März" is read as "marz", "lunedì" as "lunedi"
+    if "'" in plain or "’" in plain:  # Ukrainian writes an apostrophe inside a word: "п'ятниця", "п'ять"
+        plain = _APOSTROPHE_IN_WORD.sub("", plain)
     words = frozenset(_WORD.findall(plain))
     if _NEEDED.isdisjoint(words):
         return None
