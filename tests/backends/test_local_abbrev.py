@@ -11,7 +11,7 @@ import pytest
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local_abbrev import LONG_TO_SHORT, SHORT_TO_LONG, counterparts, with_counterparts
 from hindsight_hooks.backends.local_text import STOP_WORDS, query_terms, term_expression
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import bank_of
 
 
 def counter(said: dict[str, int], asked: list[list[str]] | None = None):  # type: ignore[no-untyped-def]
@@ -106,10 +106,8 @@ def test_a_word_the_bank_says_is_searched_as_it_is(tmp_path: Path) -> None:
 
 def found_in(tmp_path: Path, texts: list[str], query: str) -> list[str]:
     """What ``query`` recalls from a real store whose bank holds each text as a memory of its own."""
-    backend = make(tmp_path)
+    backend = bank_of(tmp_path, texts)
     try:
-        for n, text in enumerate(texts):
-            backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
         return [h.text for h in backend.recall("b", RecallRequest(query=query)).hits]
     finally:
         backend.close()

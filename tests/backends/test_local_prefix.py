@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local_prefix import prefix_term, with_prefixes
 from hindsight_hooks.backends.local_text import StemFinder, term_expression, term_key
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import bank_of, item, make
 
 
 @pytest.mark.parametrize(
@@ -97,10 +97,8 @@ FACTS = [
     ],
 )
 def test_typos_and_inflections_find_their_memory_by_words(tmp_path: Path, query: str, expected: str) -> None:
-    backend = make(tmp_path)
+    backend = bank_of(tmp_path, FACTS)
     try:
-        for n, fact in enumerate(FACTS):
-            backend.retain_batch("b", [item(fact, f"d{n}")], operation_id=f"o{n}")
         hits = [h.text for h in backend.recall("b", RecallRequest(query=query)).hits]
         assert hits[:1] == [expected]
     finally:

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_text import STOP_WORDS, query_terms
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import bank_of
 
 GERMAN = [
     "user: Wir müssen eine Datenbank für die Abrechnung auswählen. Was würdest du empfehlen?",
@@ -20,14 +19,6 @@ GERMAN = [
     "assistant: Ich habe logrotate eingerichtet: die Logs werden täglich rotiert und 14 Tage aufbewahrt.",
     "assistant: Erledigt: der Login ist jetzt auf 5 Versuche pro Minute und IP begrenzt.",
 ]
-
-
-def _bank(tmp_path: Path, texts: list[str]) -> LocalBackend:
-    """A real store whose bank ``b`` holds each text as a memory of its own."""
-    backend = make(tmp_path)
-    for n, text in enumerate(texts):
-        backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
-    return backend
 
 
 @pytest.mark.parametrize(
@@ -99,7 +90,7 @@ def test_words_a_developer_searches_by_are_not_taken_for_function_words() -> Non
 def test_a_german_question_about_nothing_stored_finds_nothing_and_one_about_a_decision_finds_it(
     tmp_path: Path,
 ) -> None:
-    backend = _bank(tmp_path, GERMAN)
+    backend = bank_of(tmp_path, GERMAN)
     try:
         for unrelated in (
             "Kannst du mir die README übersetzen?",
@@ -143,7 +134,7 @@ POLISH = [
 def test_a_question_about_nothing_stored_finds_nothing(
     tmp_path: Path, texts: list[str], unrelated: str, related: str, answer: str
 ) -> None:
-    backend = _bank(tmp_path, texts)
+    backend = bank_of(tmp_path, texts)
     try:
         assert [h.text for h in backend.recall("b", RecallRequest(query=unrelated)).hits] == []
         hits = backend.recall("b", RecallRequest(query=related)).hits

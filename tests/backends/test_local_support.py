@@ -60,6 +60,14 @@ def make(tmp_path: Path, clock: Clock | None = None, **kw: Any) -> LocalBackend:
     return LocalBackend(tmp_path / "memory.db", clock=clock or Clock(), **kw)
 
 
+def bank_of(tmp_path: Path, texts: list[str]) -> LocalBackend:
+    """A real store whose bank ``b`` holds each text as a memory of its own."""
+    backend = make(tmp_path)
+    for n, text in enumerate(texts):
+        backend.retain_batch("b", [item(text, f"d{n}")], operation_id=f"o{n}")
+    return backend
+
+
 def raw(path: Path) -> sqlite3.Connection:
     """A separate plain connection to the same file, for inspecting what the backend wrote."""
     return sqlite3.connect(str(path), isolation_level=None)

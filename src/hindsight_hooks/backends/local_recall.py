@@ -126,10 +126,7 @@ class LocalRecall(LocalVectorWiring):
             need = max(limit * 3, 50)
             # The word search takes a word no unit says by its short or long form (ADR 197), else
             # by its beginning (ADR 185); the vector side keeps the word itself.
-            if terms:
-                words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts)
-            else:
-                words = terms
+            words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts) if terms else terms
             if semantic:
                 result, candidates, hybrid = self._by_words_and_meaning(
                     conn, search, request.query, (terms, words), (need, limit), (end, signal)

@@ -243,13 +243,10 @@ def content_stems(text: str) -> frozenset[str]:
 
 
 # Words that take a decision back and say nothing of its subject ("on second thought", "scratch
-# that"): left out of a statement's stems, so they do not thin out what it shares with the
-# statement it takes back (ADR 196).
-_TAKEN_BACK = re.compile(
-    r"\b(?:on\s+second\s+thoughts?|scratch\s+that|chang(?:e|ed|ing)\s+(?:my|our)\s+minds?|never\s*mind"
-    r"|after\s+all|actually)\b",
-    re.I,
-)
+# that"): they announce a change (``_CHANGE``), and are left out of a statement's stems, so they do
+# not thin out what it shares with the statement it takes back (ADR 196).
+_TAKING_BACK = r"on\s+second\s+thoughts?|scratch\s+that|chang(?:e|ed|ing)\s+(?:my|our)\s+minds?|never\s*mind"
+_TAKEN_BACK = re.compile(rf"\b(?:{_TAKING_BACK}|after\s+all|actually)\b", re.I)
 
 
 def same_subject(
@@ -281,8 +278,7 @@ _CHANGE = re.compile(
     r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?"
     r"|switched|remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?"
     # how people take a decision back in chat (ADR 196)
-    r"|on\s+second\s+thoughts?|scratch\s+that|chang(?:e|ed|ing)\s+(?:my|our)\s+minds?|never\s*mind"
-    r"|decided\s+against|decid(?:e|ed|ing)\s+not\s+to|rather\s+than|after\s+all(?!\s*,))\b"
+    rf"|{_TAKING_BACK}|decided\s+against|decid(?:e|ed|ing)\s+not\s+to|rather\s+than|after\s+all(?!\s*,))\b"
     # "Actually, …" opening a sentence takes back what was said; inside one it is filler
     # ("the bug was actually in the parser").
     r"|(?:^|[.!?:;]\s*)actually\b",
@@ -367,12 +363,10 @@ def left_behind(text: str) -> frozenset[str]:
             found.append(word)
             # Polish and Ukrainian decline a name after "instead of": "zamiast Postgresa",
             # "zamiast Jenkinsa". The older statement says "Postgres" (ADR 199).
-            if match.group(0)[:1].lower() in _DECLINING and len(word) > 4 and word[-1].lower() in "aуu":
+            declines = match.group(0).lower().startswith(("zamiast", "замість"))
+            if declines and len(word) > 4 and word[-1].lower() in "auау":
                 found.append(word[:-1])
     return content_stems(" ".join(found)) if found else frozenset()
-
-
-_DECLINING = ("z", "з")  # "zamiast", "замість": the phrases of a language that declines names
 
 
 def removed(text: str) -> frozenset[str]:
