@@ -16,6 +16,11 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_browse import LocalBrowser
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
 from hindsight_hooks.backends.local_time import (
+    _CHANGE,
+    _CHANGE_HINTS,
+    _TAKEN_BACK,
+    _TAKEN_BACK_HINTS,
+    _may_say,
     announces_change,
     asks_for_recent,
     date_numbers,
@@ -567,6 +572,59 @@ def test_a_change_is_announced_in_other_languages(text: str, changes: bool) -> N
 def test_a_change_is_announced_the_way_people_take_a_decision_back(text: str, changes: bool) -> None:
     """ADR 196."""
     assert announces_change(text) is changes
+
+
+# The words of the English change phrases, their endings, and a few others, in any case and spacing.
+_PHRASE_WORDS = tuple(
+    " ".join(
+        [
+            "change changed changes changing of plan plans switch switched switches switching to from over instead",
+            "no longer any more anymore now on replace replaced replaces replacing migrate migrated migrating off",
+            "is are out moved moving dropped dropping revert reverted scrap scrapped supersede superseded remove",
+            "removed removes removing ditch ditched second thought thoughts scratch that my our mind minds never",
+            "nevermind decided against decide deciding not rather than after all actually the we redis",
+        ]
+    ).split()
+)
+_SEPARATORS = (" ", "  ", "\t", "\n", ". ", ", ", "! ", ": ", " - ")
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PHRASE_WORDS), st.booleans(), st.sampled_from(_SEPARATORS)), min_size=1, max_size=8
+    )
+)
+def test_the_change_prefilters_pass_every_text_the_patterns_match(parts: list[tuple[str, bool, str]]) -> None:
+    """``_may_say`` lets the change patterns skip most texts (a few µs instead of 10–40): it must
+    never skip one they would match."""
+    text = "".join((word.upper() if upper else word) + sep for word, upper, sep in parts)
+    if _CHANGE.search(text) is not None:
+        assert _may_say(text, _CHANGE_HINTS)
+    if _TAKEN_BACK.search(text) is not None:
+        assert _may_say(text, _TAKEN_BACK_HINTS)
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "change of plans", "Changed", "switching the db over", "change the cache to", "INSTEAD", "no  longer",
+        "any more", "anymore", "from now on", "is now", "are out", "replaces", "migrated off", "moving from",
+        "dropping", "reverted", "scrapped", "superseded", "switched", "removing", "ditches", "on second thoughts",
+        "scratch that", "changed our minds", "never mind", "nevermind", "decided against", "deciding not to",
+        "rather than", "after all", "Actually", "ok. actually",
+    ],
+)  # fmt: skip
+def test_every_english_change_phrase_passes_the_prefilter(phrase: str) -> None:
+    """One phrase for each branch of ``_CHANGE``: each is announced, and the prefilter lets it by."""
+    assert _CHANGE.search(phrase) is not None
+    assert _may_say(phrase, _CHANGE_HINTS)
+    assert announces_change(phrase)
+
+
+def test_the_change_prefilter_skips_a_text_that_says_none_of_its_words() -> None:
+    assert not _may_say("We run Postgres 16 for the main database.", _CHANGE_HINTS)
+    assert _may_say("Wir nutzen Postgres für die Datenbank, ſwitch.", _CHANGE_HINTS)  # not ASCII: always may
 
 
 def test_a_decision_taken_back_on_second_thought_ranks_above_it(tmp_path: Path) -> None:
