@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local_abbrev import LONG_TO_SHORT, SHORT_TO_LONG, counterparts, with_counterparts
+from hindsight_hooks.backends.local_abbrev import (
+    LONG_TO_SHORT,
+    SHORT_TO_LONG,
+    counterparts,
+    said_counterparts,
+    with_counterparts,
+)
 from hindsight_hooks.backends.local_text import STOP_WORDS, query_terms, term_expression
 from tests.backends.test_local_support import bank_of
 
@@ -98,10 +104,41 @@ def test_the_long_word_finds_the_memory_that_says_the_short_one(tmp_path: Path) 
     assert found_in(tmp_path, texts, "which database?") == [texts[0]]
 
 
-def test_a_word_the_bank_says_is_searched_as_it_is(tmp_path: Path) -> None:
-    """The limit of the rule: where one memory says "db" and another "database", "db" finds the one."""
-    texts = ["the db is on port 5432", "the database holds the orders"]
-    assert found_in(tmp_path, texts, "db") == [texts[0]]
+def test_a_word_the_bank_says_in_both_forms_finds_both(tmp_path: Path) -> None:
+    """ADR 203: where one memory says "db" and another "database", "db" finds both (before, only
+    the "db" one), and "database" too; the forms weigh alike."""
+    texts = ["the db is on port 5432", "the database holds the orders", "lunch is at noon"]
+    assert sorted(found_in(tmp_path, texts, "db")) == sorted(texts[:2])
+    assert sorted(found_in(tmp_path, texts, "database")) == sorted(texts[:2])
+
+
+def test_which_db_finds_the_database_memory_among_the_db_notes(tmp_path: Path) -> None:
+    """A user's trial (ADR 203): the bank says "db" in two notes and "database" in the one that
+    answers. "which db do we use?" gave the two db notes and a note that "uses" React, never
+    Postgres, with the extra or without."""
+    texts = [
+        "Our database is Postgres 16 on the managed cluster.",
+        "The db migrations run nightly from the ops box.",
+        "The frontend uses React with Vite.",
+        "CI runs on GitHub Actions with three jobs.",
+        "The db backup is copied to S3 every night.",
+        "We deploy with Helm charts to the staging cluster.",
+    ]
+    assert texts[0] in found_in(tmp_path, texts, "which db do we use?")[:3]
+
+
+def test_a_counterpart_is_searched_beside_its_word_only_where_the_bank_says_both() -> None:
+    counts = counter({"db": 3, "database": 2, "deps": 1, "authentication": 4, "authorization": 0})
+    assert said_counterparts(["db", "use"], counts) == {"database": "db"}
+    assert said_counterparts(["deps"], counts) == {}  # "dependencies" is never said
+    assert said_counterparts(["auth"], counts) == {"authentication": "auth"}  # only the form said
+    assert said_counterparts(["db", "database"], counts) == {}  # both asked already
+
+
+def test_a_prompt_without_a_word_of_the_table_costs_no_count_for_its_counterparts() -> None:
+    asked: list[list[str]] = []
+    assert said_counterparts(["cache", "ttl"], counter({"cache": 3}, asked)) == {}
+    assert asked == []
 
 
 def found_in(tmp_path: Path, texts: list[str], query: str) -> list[str]:

@@ -148,3 +148,27 @@ def with_counterparts(terms: list[str], counts: Callable[[list[str]], list[int]]
         else:
             out.append(term)
     return out
+
+
+def said_counterparts(words: list[str], counts: Callable[[list[str]], list[int]]) -> dict[str, str]:
+    """The counterparts the bank says of the query's words that it says too, each mapped to its word.
+
+    Why: a bank often says both forms ("the db migrations", "our database is Postgres"). A query
+    word the bank says is searched as it is, so "which db do we use?" found the db notes and never
+    the Postgres one. Each such counterpart is searched beside its word, and a unit that says it
+    counts as saying the word (the coverage rule sees one term, not two). A word with no
+    counterpart in the table costs nothing here; one that has some costs one capped count.
+    """
+    known = {word: forms for word in words if (forms := counterparts(word))}
+    if not known:
+        return {}
+    others = list(dict.fromkeys(form for forms in known.values() for form in forms if form not in words))
+    if not others:
+        return {}
+    said = {form for form, n in zip(others, counts(others), strict=True) if n > 0}
+    alternates: dict[str, str] = {}
+    for word, forms in known.items():
+        for form in forms:
+            if form in said and form not in alternates:
+                alternates[form] = word
+    return alternates

@@ -17,7 +17,7 @@ import orjson
 
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
-from .local_abbrev import with_counterparts
+from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_fusion import fuse_scores
@@ -52,7 +52,7 @@ from .local_reflect import reflect_query, sandwich
 from .local_restated import asks_beyond_itself, question_stems, restatements_last
 from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
-from .local_text import StemFinder, content_words, query_terms
+from .local_text import StemFinder, content_words, query_terms, term_key
 from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
@@ -127,12 +127,15 @@ class LocalRecall(LocalVectorWiring):
             # The word search takes a word no unit says by its short or long form (ADR 197), else
             # by its beginning (ADR 185); the vector side keeps the word itself.
             words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts) if terms else terms
+            # A word the bank also says in its other form is searched in both (ADR 203).
+            alternates = said_counterparts(words, search.term_counts) if words else {}
+            searched = [*words, *alternates]
             if semantic:
                 result, candidates, hybrid = self._by_words_and_meaning(
-                    conn, search, request.query, (terms, words), (need, limit), (end, signal)
+                    conn, search, request.query, (terms, searched), (need, limit), (end, signal)
                 )
             else:
-                result = search.run(words, need, limit) if words else SearchResult([], "empty")
+                result = search.run(searched, need, limit) if searched else SearchResult([], "empty")
                 candidates, hybrid = [ranked_candidate(row) for row in result.rows], False
             self.last_search_mode = result.mode
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
@@ -151,7 +154,17 @@ class LocalRecall(LocalVectorWiring):
             def common() -> tuple[bool, ...]:  # which terms the bank says everywhere (ADR 181), read if needed
                 return common_terms(search.term_counts(covered), search.bank_units(), limit)
 
-            finder = StemFinder(frozenset(stem for key in keys for stem in key))
+            stands_for = [(frozenset(term_key(alt)), frozenset(term_key(word))) for alt, word in alternates.items()]
+            finder = StemFinder(frozenset(stem for key in [*keys, *(alt for alt, _ in stands_for)] for stem in key))
+
+            def found(text: str) -> frozenset[str]:
+                """The terms' stems ``text`` says; a unit that says a word's other form says the word."""
+                matched = finder.found(text)
+                for alt, word in stands_for:
+                    if alt <= matched:
+                        matched |= word
+                return matched
+
             near = self._semantic.floor if hybrid and self._semantic is not None else None  # the dense floor
             if hybrid or said_then:  # a question about a time: what was said then is one more order (ADR 118)
                 floor = 0.0 if near is None else near
@@ -167,7 +180,7 @@ class LocalRecall(LocalVectorWiring):
             # What only restates the question goes after what says more (ADR 186).
             answers = restatements_last(shown, question_stems(terms)) if asks_beyond_itself(request.query) else shown
             chosen = cut_to_budget(
-                distinct_shown(unseen(covered_in_order(answers, keys, common, finder.found, near), seen)),
+                distinct_shown(unseen(covered_in_order(answers, keys, common, found, near), seen)),
                 limit,
                 request.max_tokens,
             )
