@@ -4,10 +4,10 @@ Two small rules for the embedded store's recall, pure functions over text and ca
 
 - :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
   "23.01.2024", "on Friday", "this week", "yesterday", "last week", "3 days ago", "in 2024", "since
-  Monday") relative to the recall's reference time, so the units said then can be fetched and put
-  first. Only the query's last 300 characters are read: the plugin's query is the recent
-  conversation, newest last, and a date the user mentioned ten messages ago must not steer every
-  later recall.
+  Monday"; vague ones too: "the other day", "last night", "over the weekend") relative to the
+  recall's reference time, so the units said then can be fetched and put first. Only the query's
+  last 300 characters are read: the plugin's query is the recent conversation, newest last, and a
+  date the user mentioned ten messages ago must not steer every later recall.
 - :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
   the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
+from .local_time_spans import vague_span
 from .local_time_words import in_english
 
 TAIL_CHARS = 300
@@ -169,7 +170,7 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         year = int(m[1])
         if 1970 <= year <= ref.year:
             return datetime(year, 1, 1, tzinfo=UTC).timestamp(), datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()
-    return None
+    return vague_span(lowered, words, today)  # "the other day", "last night", "over the weekend" (ADR 204)
 
 
 _DATE_PATTERNS = (_ISO, _DOTTED, _YEAR_SLASH, _SLASH, _MONTH_DAY, _DAY_MONTH, _MONTH_YEAR, _YEAR, _AGO)

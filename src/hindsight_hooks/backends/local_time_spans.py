@@ -1,0 +1,72 @@
+"""The vague time words people use in chat, as periods (ADR 204).
+
+``local_time.time_window`` reads a day or a period that is named: "yesterday", "3 days ago",
+"last Friday", "in March". Asked in chat, a time is often vague: "what did we decide the other
+day?", "a couple of days ago", "last night", "this morning", "over the weekend", "a few weeks
+back", "in the last few days". Each is read here as the span of days it most likely means, wide
+enough to hold the day the user has in mind; the recall then weighs what was said in that span
+(ADR 118), and nothing outside it is dropped.
+
+The spans, in UTC days like every window of the store, ``today`` being the reference day:
+
+- "this morning / afternoon / evening", "tonight": today;
+- "last night": yesterday and today (a late night crosses midnight);
+- "the other day", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
+- "over / on / during the weekend", "this past weekend": the latest Saturday and Sunday, up to
+  today when today is one of them; "last weekend" the same, but asked on a weekend, the one before;
+- "a couple (of) weeks ago/back": 1 to 3 weeks ago; "a few weeks ago/back": 2 to 5 weeks ago;
+- "in the last / past few days", "these last few days": the last 4 days and today; "the past
+  week": the last 7 days and today; "the last / past couple (of) weeks": 14 days and today; "the
+  last / past few weeks": 28 days and today.
+
+English only: the other languages' phrases that ``local_time_words`` rewrites name days, and
+their vague words are not read yet.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+Window = tuple[float, float]
+
+# Every phrase below holds one of these words: a query without any of them is not searched.
+TRIGGERS = frozenset(
+    {"morning", "afternoon", "evening", "tonight", "night", "other", "few", "couple", "weekend", "past"}
+)
+
+_DAY_PART = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|tonight)\b")
+_LAST_NIGHT = re.compile(r"\blast\s+night\b")
+_DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b")
+_WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
+_WEEKEND = re.compile(r"\b(?:(?:over|on|during)\s+the|(last)|this\s+past)\s+weekend\b")
+_LATELY = re.compile(r"\b(?:last|past)\s+(few\s+days|week|couple(?:\s+of)?\s+weeks|few\s+weeks)\b")
+
+
+def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
+    """The span a vague time phrase of ``lowered`` (the query's tail, lower-cased; ``words`` its
+    words) means, relative to ``today`` (a UTC midnight); None when it names none."""
+    if words.isdisjoint(TRIGGERS):
+        return None
+    day = timedelta(days=1)
+
+    def span(first: int, last: int) -> Window:  # from ``first`` days ago to ``last`` days ago, both whole
+        return (today - first * day).timestamp(), (today - (last - 1) * day).timestamp()
+
+    if _DAY_PART.search(lowered):
+        return span(0, 0)
+    if _LAST_NIGHT.search(lowered):
+        return span(1, 0)
+    if m := _DAYS_BACK.search(lowered):
+        return span(3, 1) if m[1] and "couple" in m[1] else span(6, 1)
+    if m := _WEEKS_BACK.search(lowered):
+        return span(21, 7) if "couple" in m[1] else span(35, 14)
+    if m := _WEEKEND.search(lowered):
+        saturday = (today.weekday() - 5) % 7  # days since the latest Saturday (today when it is one)
+        if m[1] and saturday < 2:  # "last weekend", asked on a Saturday or Sunday: the one before
+            saturday += 7
+        return span(saturday, max(0, saturday - 1))
+    if m := _LATELY.search(lowered):
+        days = {"few days": 4, "week": 7}.get(m[1], 28 if "few" in m[1] else 14)
+        return span(days, 0)
+    return None
