@@ -78,6 +78,69 @@ def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tup
     assert _days(time_window(query, REF)) == days
 
 
+FEW_DAYS, FEW_WEEKS = ("2026-11-22", "2026-11-28"), ("2026-10-24", "2026-11-15")
+LAST_DAYS, THIS_WEEKEND, LAST_WEEKEND = (
+    ("2026-11-24", "2026-11-29"),
+    ("2026-11-28", "2026-11-29"),
+    (
+        "2026-11-21",
+        "2026-11-23",
+    ),
+)
+NIGHT, MORNING = ("2026-11-27", "2026-11-29"), ("2026-11-28", "2026-11-29")
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        ("Was haben wir neulich entschieden?", FEW_DAYS),
+        ("vor ein paar Tagen", FEW_DAYS),
+        ("vor einigen Wochen", FEW_WEEKS),
+        ("Was war am Wochenende?", THIS_WEEKEND),
+        ("letztes Wochenende", LAST_WEEKEND),
+        ("in den letzten Tagen", LAST_DAYS),
+        ("Qu'est-ce qu'on a décidé l'autre jour ?", FEW_DAYS),
+        ("il y a quelques semaines", FEW_WEEKS),
+        ("on a fait quoi ce week-end ?", THIS_WEEKEND),
+        ("le week-end dernier", LAST_WEEKEND),
+        ("ces derniers jours", LAST_DAYS),
+        ("cette nuit", NIGHT),
+        ("ce matin", MORNING),
+        ("¿Qué decidimos el otro día?", FEW_DAYS),
+        ("hace unas semanas", FEW_WEEKS),
+        ("el fin de semana pasado", LAST_WEEKEND),
+        ("en los últimos días", LAST_DAYS),
+        ("anoche", NIGHT),
+        ("esta mañana", MORNING),
+        ("Cosa abbiamo deciso l'altro giorno?", FEW_DAYS),
+        ("qualche giorno fa", FEW_DAYS),
+        ("il weekend scorso", LAST_WEEKEND),
+        ("negli ultimi giorni", LAST_DAYS),
+        ("stamattina", MORNING),
+        ("O que decidimos no outro dia?", FEW_DAYS),
+        ("algumas semanas atrás", FEW_WEEKS),
+        ("no fim de semana", THIS_WEEKEND),
+        ("Wat hebben we onlangs besloten?", FEW_DAYS),
+        ("enkele weken geleden", FEW_WEEKS),
+        ("vorig weekend", LAST_WEEKEND),
+        ("vannacht", NIGHT),
+        ("Что мы решили на днях?", FEW_DAYS),
+        ("пару недель назад", FEW_WEEKS),
+        ("на прошлых выходных", LAST_WEEKEND),
+        ("за последние несколько дней", LAST_DAYS),
+        ("Co ustaliliśmy kilka dni temu?", FEW_DAYS),
+        ("w zeszły weekend", LAST_WEEKEND),
+        ("zeszłej nocy", NIGHT),
+        ("Що ми вирішили днями?", FEW_DAYS),
+        ("останніми днями", LAST_DAYS),  # says "днями" too: the span of the last days, not the other day
+        ("на минулих вихідних", LAST_WEEKEND),
+    ],
+)
+def test_a_vague_time_is_read_in_other_languages(query: str, days: tuple[str, str]) -> None:
+    """ADR 204: rewritten as the English phrase, then read as its span (asked on a Saturday)."""
+    assert _days(time_window(query, REF)) == days
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -91,6 +154,10 @@ def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tup
         "Mamy dwa dni na to",  # a count of days, not a time ago
         "what did we merge in Maja's branch?",  # a person, not Polish May
         "Ми деплоїмо щоп'ятниці",  # every Friday: a habit
+        "il fine di questo modulo",  # Italian "the end of", no weekend
+        "pare che funzioni",  # Italian "it seems", not Polish "a couple"
+        "the weekend release checklist",
+        "fin del mundo",
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:

@@ -175,6 +175,46 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
      r"\b(?:gestern|ayer|ieri|ontem|gisteren|вчера|wczoraj|вчора)\b", " yesterday "),
     ("heute aujourd hoy oggi hoje vandaag сегодня dzisiaj dzis сьогодні",
      r"\b(?:heute|aujourd['’ ]?hui|hoy|oggi|hoje|vandaag|сегодня|dzisiaj|dzis|сьогодні)\b", " today "),
+    # vague times, as the English phrases ``local_time_spans`` reads (ADR 204)
+    # ("the last few days" first: Ukrainian "останніми днями" says "днями", the other day)
+    ("letzten derniers ultimos ultimi afgelopen laatste последние ostatnich ostatnie останніми останні",
+     r"\b(?:in\s+den\s+letzten\s+tagen|ces\s+derniers\s+jours|en\s+los\s+ultimos\s+dias|negli\s+ultimi\s+giorni"
+     r"|nos\s+ultimos\s+dias|de\s+(?:afgelopen|laatste)\s+(?:paar\s+)?dagen|в\s+последние\s+дни"
+     r"|за\s+последние\s+(?:несколько\s+)?(?:дни|днеи)|w\s+ostatnich\s+dniach|przez\s+ostatnie\s+(?:kilka\s+)?dni"
+     r"|останніми\s+днями|за\s+останні\s+(?:кілька\s+)?(?:дні|днів))\b",
+     " in the last few days "),
+    ("neulich letztens autre quelques otro unos algunos pocos altro qualche alcuni pochi outro alguns uns poucos "
+     "onlangs enkele paar днях несколько пару kilka pare днями кілька",
+     r"\b(?:neulich|letztens|vor\s+(?:ein\s+paar|einigen|wenigen)\s+tagen|l'autre\s+jour|il\s+y\s+a\s+quelques\s+jours"
+     r"|el\s+otro\s+dia|hace\s+(?:unos|algunos|pocos|unos\s+pocos)\s+dias|l'altro\s+giorno"
+     r"|(?:qualche\s+giorno|(?:alcuni|pochi)\s+giorni)\s+fa|(?:o\s+)?outro\s+dia|ha\s+(?:alguns|uns|poucos)\s+dias"
+     r"|(?:alguns|uns|poucos)\s+dias\s+atras|onlangs|(?:een\s+paar|enkele)\s+dagen\s+geleden|на\s+днях"
+     r"|(?:несколько|пару)\s+днеи\s+назад|(?:kilka|pare)\s+dni\s+temu|днями|(?:кілька|пару)\s+днів\s+тому)\b",
+     " a few days ago "),
+    ("paar einigen wenigen quelques unas algunas pocas qualche alcune poche algumas umas poucas enkele несколько "
+     "пару kilka pare кілька",
+     r"\b(?:vor\s+(?:ein\s+paar|einigen|wenigen)\s+wochen|il\s+y\s+a\s+quelques\s+semaines"
+     r"|hace\s+(?:unas|algunas|pocas)\s+semanas|(?:qualche\s+settimana|(?:alcune|poche)\s+settimane)\s+fa"
+     r"|ha\s+(?:algumas|umas|poucas)\s+semanas|(?:algumas|umas|poucas)\s+semanas\s+atras"
+     r"|(?:een\s+paar|enkele)\s+weken\s+geleden|(?:несколько|пару)\s+недель\s+назад|(?:kilka|pare)\s+tygodni\s+temu"
+     r"|(?:кілька|пару)\s+тижнів\s+тому)\b",
+     " a few weeks ago "),
+    ("wochenende week weekend fin fine fim выходных выходные вихідних",
+     r"\b(?:(?:letztes|vergangenes)\s+wochenende|le\s+week-?end\s+dernier|(?:el\s+)?fin\s+de\s+semana\s+pasado"
+     r"|(?:il\s+)?(?:weekend|fine\s+settimana)\s+scorso|(?:o\s+)?fim\s+de\s+semana\s+passado|(?:vorig|afgelopen)\s+weekend"
+     r"|на\s+прошлых\s+выходных|в\s+прошлые\s+выходные|w\s+(?:zesz[łl]y|ubieg[łl]y|ostatni)\s+weekend"
+     r"|на\s+минулих\s+вихідних)\b",
+     " last weekend "),
+    ("wochenende week weekend fin fine fim выходных выходные вихідних",
+     r"\b(?:(?:am|ubers|uber\s+das)\s+wochenende|(?:ce|le)\s+week-?end|(?:el|este)\s+fin\s+de\s+semana"
+     r"|(?:nel|questo)\s+(?:weekend|fine\s+settimana)|(?:no|neste)\s+fim\s+de\s+semana|(?:in\s+het|dit)\s+weekend"
+     r"|на\s+выходных|в\s+выходные|w\s+(?:ten\s+)?weekend|на\s+вихідних)\b",
+     " over the weekend "),
+    ("nuit anoche stanotte vannacht zeszlej zeszłej ночі", r"\b(?:cette\s+nuit|anoche|stanotte|vannacht"
+     r"|zesz[łl]ej\s+nocy|минулоі\s+ночі)\b", " last night "),
+    ("matin manana stamattina stamani mattina manha vanochtend vanmorgen",
+     r"\b(?:ce\s+matin|esta\s+manana|stamattina|stamani|questa\s+mattina|esta\s+manha|vanochtend|vanmorgen)\b",
+     " this morning "),
     # last / this week, month, year
     (_WEEK_WORDS,
      r"\b(?:(?:letzte[nr]?|vergangene[nr]?)\s+woche|la\s+semaine\s+(?:derniere|passee)|(?:la\s+)?semana\s+pasada"
@@ -241,7 +281,13 @@ _NEEDED = (
             "ano anno jaar fa atras geleden letzte letzten letzter letztem vergangenen pasado vorige afgelopen "
             "dernier scorso passado passada deze seit depuis desde sinds позавчера вчера сегодня неделе месяце году "
             "przedwczoraj wczoraj dzisiaj dzis tygodniu miesiacu roku temu позавчора вчора сьогодні тижня тижні "
-            "місяця року тому"
+            "місяця року тому "
+            # vague times (ADR 204)
+            "neulich letztens paar einigen wenigen wochenende ubers autre quelques nuit matin derniers otro unos "
+            "algunos pocos unas algunas pocas fin anoche ultimos manana qualche alcuni pochi alcune poche ultimi "
+            "stanotte stamattina stamani mattina outro alguns uns poucos algumas umas poucas fim manha onlangs "
+            "enkele laatste vannacht vanochtend vanmorgen weekend днях несколько пару выходных выходные последние "
+            "kilka pare ostatnich ostatnie zeszlej zeszłej днями кілька вихідних останніми останні ночі"
         )
     )
     | frozenset(_MONTH_OF)
@@ -260,6 +306,8 @@ def in_english(text: str) -> str | None:
     Cached: a recall reads its query's period and then the period's numbers (``date_numbers``)
     from the same text, and a turn's query is asked again on a cache miss of the block."""
     plain = fold(text)  # lower case without accents: "März" is read as "marz", "lunedì" as "lunedi"
+    if "week-end" in plain:  # French writes "week-end": one word, as the rules and the needed words have it
+        plain = plain.replace("week-end", "weekend")
     if "'" in plain or "’" in plain:  # Ukrainian writes an apostrophe inside a word: "п'ятниця", "п'ять"
         plain = _APOSTROPHE_IN_WORD.sub("", plain)
     words = frozenset(_WORD.findall(plain))
