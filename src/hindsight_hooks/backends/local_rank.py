@@ -157,6 +157,39 @@ def covered_in_order(
         yield cand
 
 
+# The verbs a question is built around that say nothing of what it asks: "which db do we *use*?",
+# "how does auth *work*?", "what do we *need* for the release?" (their porter stems).
+_LIGHT = ("use", "need", "want", "work", "like", "know", "think", "say", "tell", "seem", "mean", "happen")
+LIGHT_VERBS = frozenset(term_key(word)[0] for word in _LIGHT)
+
+
+def light_last(
+    ordered: Iterable[Candidate], keys: Sequence[frozenset[str]], floor: float | None = None
+) -> Iterator[Candidate]:
+    """Candidates in order, those that match only the question's light verbs moved after the rest
+    (ADR 205).
+
+    In a small bank "use" is not common (ADR 181 needs more units than the recall returns), so
+    "which db do we use?" ranked "The frontend uses React" above the database memories by bm25's
+    idf alone. Such a unit is kept, after the units that say something the question asks about;
+    one whose vector is near the question (hybrid, ``floor``) keeps its place. Needs
+    ``cand.matched`` (set by :func:`covered_in_order`), and a question with a light verb and
+    some other term.
+    """
+    light = [key for key in keys if key <= LIGHT_VERBS]
+    if not light or len(light) == len(keys):
+        yield from ordered
+        return
+    held: list[Candidate] = []
+    for cand in ordered:
+        near = floor is not None and cand.dense is not None and cand.dense >= floor
+        if cand.rank is not None and cand.matched and cand.matched <= LIGHT_VERBS and not near:
+            held.append(cand)
+            continue
+        yield cand
+    yield from held
+
+
 def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
     """Candidates in order, skipping any that shows the same text as a better-placed one (ADR 055).
 

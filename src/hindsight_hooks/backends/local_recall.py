@@ -44,6 +44,7 @@ from .local_rank import (
     covered_in_order,
     cut_to_budget,
     distinct_shown,
+    light_last,
     order_candidates,
     score_candidates,
     term_keys,
@@ -180,7 +181,9 @@ class LocalRecall(LocalVectorWiring):
             # What only restates the question goes after what says more (ADR 186).
             answers = restatements_last(shown, question_stems(terms)) if asks_beyond_itself(request.query) else shown
             chosen = cut_to_budget(
-                distinct_shown(unseen(covered_in_order(answers, keys, common, found, near), seen)),
+                distinct_shown(
+                    unseen(light_last(covered_in_order(answers, keys, common, found, near), keys, near), seen)
+                ),
                 limit,
                 request.max_tokens,
             )

@@ -9,7 +9,8 @@ enough to hold the day the user has in mind; the recall then weighs what was sai
 
 The spans, in UTC days like every window of the store, ``today`` being the reference day:
 
-- "this morning / afternoon / evening", "tonight": today;
+- "this morning": today ("tonight", "this afternoon / evening" are as often a time to come, and a
+  window holds only what was said: they name no period);
 - "last night": yesterday and today (a late night crosses midnight);
 - "the other day", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
 - "over / on / during the weekend", "this past weekend": the latest Saturday and Sunday, up to
@@ -31,11 +32,9 @@ from datetime import datetime, timedelta
 Window = tuple[float, float]
 
 # Every phrase below holds one of these words: a query without any of them is not searched.
-TRIGGERS = frozenset(
-    {"morning", "afternoon", "evening", "tonight", "night", "other", "few", "couple", "weekend", "past"}
-)
+TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past"})
 
-_DAY_PART = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|tonight)\b")
+_DAY_PART = re.compile(r"\bthis\s+morning\b")
 _LAST_NIGHT = re.compile(r"\blast\s+night\b")
 _DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b")
 _WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
