@@ -112,19 +112,21 @@ def test_a_word_the_bank_says_in_both_forms_finds_both(tmp_path: Path) -> None:
     assert sorted(found_in(tmp_path, texts, "database")) == sorted(texts[:2])
 
 
+# A user's trial (ADR 203, 205): a team's notes, "db" in two and "database" in the one that answers.
+DB_NOTES = [
+    "Our database is Postgres 16 on the managed cluster.",
+    "The db migrations run nightly from the ops box.",
+    "The frontend uses React with Vite.",
+    "CI runs on GitHub Actions with three jobs.",
+    "The db backup is copied to S3 every night.",
+    "We deploy with Helm charts to the staging cluster.",
+]
+
+
 def test_which_db_finds_the_database_memory_among_the_db_notes(tmp_path: Path) -> None:
-    """A user's trial (ADR 203): the bank says "db" in two notes and "database" in the one that
-    answers. "which db do we use?" gave the two db notes and a note that "uses" React, never
+    """ADR 203: "which db do we use?" gave the two db notes and a note that "uses" React, never
     Postgres, with the extra or without."""
-    texts = [
-        "Our database is Postgres 16 on the managed cluster.",
-        "The db migrations run nightly from the ops box.",
-        "The frontend uses React with Vite.",
-        "CI runs on GitHub Actions with three jobs.",
-        "The db backup is copied to S3 every night.",
-        "We deploy with Helm charts to the staging cluster.",
-    ]
-    assert texts[0] in found_in(tmp_path, texts, "which db do we use?")[:3]
+    assert DB_NOTES[0] in found_in(tmp_path, DB_NOTES, "which db do we use?")[:3]
 
 
 def test_a_counterpart_is_searched_beside_its_word_only_where_the_bank_says_both() -> None:

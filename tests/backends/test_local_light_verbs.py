@@ -5,40 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local_rank import LIGHT_VERBS, Candidate, light_last, term_keys
-from tests.backends.test_local_support import bank_of
-
-TEAM = [
-    "Our database is Postgres 16 on the managed cluster.",
-    "The db migrations run nightly from the ops box.",
-    "The frontend uses React with Vite.",
-    "CI runs on GitHub Actions with three jobs.",
-    "The db backup is copied to S3 every night.",
-    "We deploy with Helm charts to the staging cluster.",
-]
-
-
-def recalled(tmp_path: Path, texts: list[str], query: str) -> list[str]:
-    backend = bank_of(tmp_path, texts)
-    try:
-        return [h.text for h in backend.recall("b", RecallRequest(query=query)).hits]
-    finally:
-        backend.close()
+from tests.backends.test_local_abbrev import DB_NOTES, found_in
 
 
 def test_which_db_do_we_use_puts_the_database_first_and_the_note_that_uses_react_last(tmp_path: Path) -> None:
     """A user's trial (ADR 205): in a new bank "use" is not common, and "The frontend uses React"
     came first for "which db do we use?", by bm25's idf of "use" alone."""
-    hits = recalled(tmp_path, TEAM, "which db do we use?")
-    assert hits[0] == TEAM[0]
-    assert hits[-1] == TEAM[2]  # kept, after everything that says db or database
-    assert set(hits) == {TEAM[0], TEAM[1], TEAM[2], TEAM[4]}
+    hits = found_in(tmp_path, DB_NOTES, "which db do we use?")
+    assert hits[0] == DB_NOTES[0]
+    assert hits[-1] == DB_NOTES[2]  # kept, after everything that says db or database
+    assert set(hits) == {DB_NOTES[0], DB_NOTES[1], DB_NOTES[2], DB_NOTES[4]}
 
 
 def test_a_unit_that_says_the_verb_and_the_subject_keeps_its_place(tmp_path: Path) -> None:
     texts = ["Logs go to Loki, dashboards in Grafana.", "We use Loki for logs.", "The frontend uses React with Vite."]
-    hits = recalled(tmp_path, texts, "what do we use for logging?")
+    hits = found_in(tmp_path, texts, "what do we use for logging?")
     assert set(hits[:2]) == set(texts[:2])  # both say logs
     assert hits[-1] == texts[2]
 
