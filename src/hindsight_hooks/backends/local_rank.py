@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .base import same_text_key
 from .local_query_vector import idf
-from .local_text import term_key
+from .local_text import LIGHT_VERBS, term_key
 from .local_windows import neighbour_of
 
 RECENCY_HOURS = 72.0
@@ -155,12 +155,6 @@ def covered_in_order(
             if not covers_enough(cand.matched, keys, common, near):
                 continue
         yield cand
-
-
-# The verbs a question is built around that say nothing of what it asks: "which db do we *use*?",
-# "how does auth *work*?", "what do we *need* for the release?" (their porter stems).
-_LIGHT = ("use", "need", "want", "work", "like", "know", "think", "say", "tell", "seem", "mean", "happen")
-LIGHT_VERBS = frozenset(term_key(word)[0] for word in _LIGHT)
 
 
 def light_last(

@@ -57,12 +57,19 @@ from .local_text import StemFinder, content_words, query_terms, term_key
 from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
+from .local_windows import USER_PREFIX, neighbour_of
 from .tag_groups import TagGroupError, validate_tag_groups
 
 BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
 # A hybrid recall runs its bm25 statement on a helper thread only when its terms match at least
 # this many units: ranking them costs ~2 µs each, handing the statement over ~0.15 ms (ADR 177).
 ALONGSIDE_MIN_ROWS = 256
+
+
+def answered_terms(cand: Candidate) -> str:
+    """The terms of the message a user's unit answers, which only an elliptic change carries
+    ("Change of plan: GitHub Pages instead", ADR 206); '' for every other unit."""
+    return neighbour_of(cand.context) if cand.content.startswith(USER_PREFIX) else ""
 
 
 class LocalRecall(LocalVectorWiring):
@@ -191,7 +198,7 @@ class LocalRecall(LocalVectorWiring):
         # Not for a question about a period ("what was the limit in March?"): that asks what held
         # then, and the fused order already weighs what was said then (ADR 180).
         if period is None:
-            chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch)
+            chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch, about=answered_terms)
         return RecallResult(hits=[hit_of(c) for c in chosen])
 
     def _add_window(

@@ -439,3 +439,11 @@ class _Porter:
         if len(w) > 1 and w.endswith("ll") and _m_gt1(w[:-1]):
             w = w[:-1]
         return w
+
+
+# The verbs a question is built around that say nothing of what it asks: "which db do we *use*?",
+# "how does auth *work*?", "what do we *need* for the release?" (their porter stems; ADR 205).
+LIGHT_VERBS = frozenset(
+    porter_stem(word)
+    for word in ("use", "need", "want", "work", "like", "know", "think", "say", "tell", "seem", "mean", "happen")
+)

@@ -402,14 +402,21 @@ def removed(text: str) -> frozenset[str]:
 T = TypeVar("T")
 
 
-def newer_first(hits: Sequence[T], text: Callable[[T], str], epoch: Callable[[T], float]) -> list[T]:
+def newer_first(
+    hits: Sequence[T],
+    text: Callable[[T], str],
+    epoch: Callable[[T], float],
+    about: Callable[[T], str] | None = None,
+) -> list[T]:
     """``hits`` with each newer unit moved just above the first older one that says the same thing.
 
-    Nothing is dropped; hits that have no such twin keep their places.
+    Nothing is dropped; hits that have no such twin keep their places. ``about``: words a hit is
+    about besides its text (a user's elliptic change, the terms of the message it answers: ADR 206);
+    they count as its words when two hits are compared, never as an announcement.
     """
     out = list(hits)
     # Each hit's stems and time once: the search below looks at every pair again after each move.
-    stems = {id(h): content_stems(text(h)) for h in out}
+    stems = {id(h): content_stems(text(h)) | (content_stems(about(h)) if about else frozenset()) for h in out}
     said = {id(h): epoch(h) for h in out}
     announced: dict[int, bool] = {}  # read only for pairs close enough to need it (a regex per hit)
     left: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # (left behind, removed)

@@ -12,7 +12,13 @@ still ranks first):
 - each reply unit's search context gets the prompt's searchable terms that the reply itself
   lacks (stop words and 1-char tokens dropped as in the docs/backends.md#embedded-store query terms, one copy per Porter
   stem), from at most ``TURN_CHARS`` of the prompt (the head of a message names its topic);
-- user units, tool results and later messages of the turn get nothing.
+- a user unit that announces a change and shares a word with the assistant message it answers
+  ("Change of plan: GitHub Pages instead" after "… GitHub Pages hosting is free …"; "on second
+  thought, pnpm" after "… pnpm would cut that …") gets that message's terms, as a reply gets its
+  prompt's (ADR 206): such a change is elliptic, and says what changed only with the message
+  before it. One that shares no word is a statement of its own ("Ownership of the ledger api
+  moved to Dara" after "Added a changelog entry"), and gets nothing;
+- other user units, tool results and later messages of the turn get nothing.
 
 Why so narrow: every unit that carries a word raises its document frequency, and bm25 rates a
 word by how rare it is. Giving the whole turn to every unit (or the reply to the prompt too)
@@ -38,7 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .local_text import STOP_WORDS, fts_tokens, porter_stem
+from .local_text import LIGHT_VERBS, STOP_WORDS, fts_tokens, porter_stem
+from .local_time import announces_change
 from .local_units import parse_messages
 
 SEP = "\x1e"
@@ -103,6 +110,30 @@ def novel_terms(neighbour: str, own: str) -> str:
     return " ".join(out)
 
 
+# What a change says of itself ("change of plan", "switched", "instead", "on second thought"):
+# words two messages share without sharing a subject.
+_CHANGE_WORDS = " ".join(
+    [
+        "change changed changes changing plan plans switch switched switching instead replace replaced replacing",
+        "move moved moving remove removed drop dropped now longer anymore second thought mind scratch decide",
+        "decided rather after actually",
+    ]
+)
+_CHANGE_STEMS = frozenset(porter_stem(word) for word in _CHANGE_WORDS.split())
+
+
+def _subject_stems(text: str) -> set[str]:
+    return (
+        {porter_stem(t) for t in fts_tokens(text) if len(t) > 1 and t not in STOP_WORDS} - LIGHT_VERBS - _CHANGE_STEMS
+    )
+
+
+def elliptic_change(text: str, answered: str) -> bool:
+    """Does the user's ``text`` change a decision by naming only what the assistant's ``answered``
+    message offered? It announces a change, and shares a word of its subject with that message."""
+    return announces_change(text) and not _subject_stems(text).isdisjoint(_subject_stems(answered))
+
+
 def _role_and_text(unit_text: str) -> tuple[str, str]:
     role, _, text = unit_text.partition(": ")
     return role, text
@@ -115,17 +146,22 @@ class _TurnState:
     prompt: str = ""
     after_user: bool = False
     reply_role: str | None = None
+    answered: str = ""  # the assistant's last message, which a user message answers
 
     def reset(self) -> None:
-        self.prompt, self.after_user, self.reply_role = "", False, None
+        self.prompt, self.after_user, self.reply_role, self.answered = "", False, None, ""
 
     def add(self, role: str, text: str, row: list[Any]) -> None:
         if role == "user":
             if not self.after_user:
                 self.prompt = ""
+                if self.answered and elliptic_change(text, self.answered):  # (ADR 206)
+                    row[_CONTEXT] = search_context(row[_CONTEXT], novel_terms(self.answered, text))
             self.prompt = _cap(f"{self.prompt}\n{text}" if self.prompt else text)
-            self.after_user, self.reply_role = True, None
+            self.after_user, self.reply_role, self.answered = True, None, ""
             return
+        if role == "assistant":
+            self.answered = _cap(text)
         if self.after_user:
             self.after_user, self.reply_role = False, role
         elif role != self.reply_role:
@@ -135,7 +171,8 @@ class _TurnState:
 
 
 def _resume(conn: sqlite3.Connection, bank_id: str, document_id: str, before_seq: int) -> _TurnState:
-    """The turn state where the document stopped: a prompt when it ends with user units."""
+    """The turn state where the document stopped: a prompt when it ends with user units, else the
+    message a next user message would answer."""
     state = _TurnState()
     rows = conn.execute(
         "SELECT content FROM units WHERE bank_id = ? AND document_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
@@ -144,6 +181,9 @@ def _resume(conn: sqlite3.Connection, bank_id: str, document_id: str, before_seq
     run: list[str] = []
     for (content,) in rows:  # newest first: the trailing run of user units
         if not str(content).startswith(USER_PREFIX):
+            role, text = _role_and_text(str(content))
+            if not run and role == "assistant":
+                state.answered = _cap(text)
             break
         run.append(str(content)[len(USER_PREFIX) :])
     for text in reversed(run):
