@@ -26,6 +26,8 @@ LATER = "2026-11-29T12:00:00Z"
         # a statement of its own after an unrelated reply: it shares no word of a subject
         ("Ownership of the ledger api moved to Dara after the reorg.", "Added a changelog entry.", False),
         ("For the session store we decided to use pillow instead.", "Something else already uses that port.", False),
+        # too short to be about anything but the message before it
+        ("No, Postgres instead.", "I'd suggest MySQL for the orders service.", True),
         # shares words, but changes nothing
         ("GitHub Pages sounds good.", "GitHub Pages hosting is free.", False),
         # the change words themselves are no shared subject
@@ -102,3 +104,21 @@ def test_the_answered_message_is_read_back_when_the_change_comes_in_the_next_del
     ctx = contexts(backend)
     assert neighbour_of(ctx["user: On second thought, pnpm for this repo."]) == "cut npm install time"
     assert neighbour_of(ctx["user: The release notes are in CHANGES.md."]) == ""  # no change: nothing
+
+
+def test_a_one_word_change_answers_the_proposal_before_it(tmp_path: Path) -> None:
+    """ "No, Postgres instead." names nothing but the new choice; it is about the orders service
+    the assistant's proposal named, and ranks above the earlier MySQL statement."""
+    backend = sessions(
+        make(tmp_path),
+        ("a", "2026-11-10T10:00:00Z", [("user", "Let's use MySQL for the orders service."), ("assistant", "OK")]),
+        ("b", "2026-11-20T10:00:00Z", [
+            ("user", "Which engine for the orders service, again?"),
+            ("assistant", "I'd suggest MySQL for the orders service."),
+            ("user", "No, Postgres instead."),
+        ]),
+    )  # fmt: skip
+    hits = asked(backend, "which database do we use for the orders service?")
+    change, older = "user: No, Postgres instead.", "user: Let's use MySQL for the orders service."
+    assert change in hits and older in hits
+    assert hits.index(change) < hits.index(older)

@@ -14,10 +14,11 @@ still ranks first):
   stem), from at most ``TURN_CHARS`` of the prompt (the head of a message names its topic);
 - a user unit that announces a change and shares a word with the assistant message it answers
   ("Change of plan: GitHub Pages instead" after "… GitHub Pages hosting is free …"; "on second
-  thought, pnpm" after "… pnpm would cut that …") gets that message's terms, as a reply gets its
-  prompt's (ADR 206): such a change is elliptic, and says what changed only with the message
-  before it. One that shares no word is a statement of its own ("Ownership of the ledger api
-  moved to Dara" after "Added a changelog entry"), and gets nothing;
+  thought, pnpm" after "… pnpm would cut that …"), or names at most ``SHORT_SUBJECT`` words of a
+  subject ("No, Postgres instead."), gets that message's terms, as a reply gets its prompt's
+  (ADR 206): such a change is elliptic, and says what changed only with the message before it.
+  A longer one that shares no word is a statement of its own ("Ownership of the ledger api moved
+  to Dara after the reorg" after "Added a changelog entry"), and gets nothing;
 - other user units, tool results and later messages of the turn get nothing.
 
 Why so narrow: every unit that carries a word raises its document frequency, and bm25 rates a
@@ -128,10 +129,18 @@ def _subject_stems(text: str) -> set[str]:
     )
 
 
+SHORT_SUBJECT = 1  # a change that names this few words of a subject can only mean the message before it
+
+
 def elliptic_change(text: str, answered: str) -> bool:
     """Does the user's ``text`` change a decision by naming only what the assistant's ``answered``
-    message offered? It announces a change, and shares a word of its subject with that message."""
-    return announces_change(text) and not _subject_stems(text).isdisjoint(_subject_stems(answered))
+    message offered, or answering it? It announces a change, and shares a word of its subject with
+    that message ("pnpm" after "… pnpm would cut that …"), or names too little to be about
+    anything else ("No, Postgres instead." after "I'd suggest MySQL for the orders service.")."""
+    if not announces_change(text):
+        return False
+    own = _subject_stems(text)
+    return len(own) <= SHORT_SUBJECT or not own.isdisjoint(_subject_stems(answered))
 
 
 def _role_and_text(unit_text: str) -> tuple[str, str]:
