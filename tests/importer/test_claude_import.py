@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -87,6 +88,30 @@ def test_a_claude_code_transcript_imports_into_the_project_bank(repo: Project) -
     assert len(body["messages"]) == 9  # 3 turns, the tool call and its failed result, the reply after it
     cursor = json.loads((repo.state / "retain-cursors.json").read_text())["sessions"][sid]
     assert cursor["index"] == 8  # the hooks' cursor of this session now covers all nine
+
+
+def test_a_session_that_says_no_time_is_not_dated_1970(repo: Project) -> None:
+    """ADR 207: with no line time that reads (a hand-made or damaged file), the import used the
+    session's start, and with none of that either, epoch 0: every memory said on 1970-01-01, the
+    oldest of the store, so a later change of mind ranked below what it changed. Now such a
+    message carries no time, and the store dates it when it is stored."""
+    s = session_in(repo, "no-time-session")
+    s.clock = 5000  # 10:83:20: no such minute
+    s.turn("Change of plan: GitHub Pages instead of Netlify", "Moved the docs deploy to GitHub Pages.")
+
+    result = import_cmd(repo, f"import-file {s.path} --yes")
+
+    assert result.level == "info", result.text
+    [(_bank, _doc_id, text)] = repo.documents()
+    messages = json.loads(text)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert all("timestamp" not in m for m in messages)
+    conn = sqlite3.connect(f"file:{repo.db}?mode=ro", uri=True)
+    try:
+        said = [str(r[0] or r[1]) for r in conn.execute("SELECT occurred_at, created_at FROM units")]
+    finally:
+        conn.close()
+    assert len(said) == 2 and all(when >= "2026" for when in said), said
 
 
 def test_dry_run_writes_nothing_and_a_second_import_adds_nothing(repo: Project) -> None:

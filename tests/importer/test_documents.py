@@ -253,6 +253,23 @@ def test_missing_message_timestamp_borrows_the_entry_time(tmp_path: Path) -> Non
     assert json.loads(doc.content)["messages"][0]["timestamp"] == "2025-01-02T03:04:05.678Z"
 
 
+def test_a_session_without_any_time_leaves_its_messages_undated(tmp_path: Path) -> None:
+    """ADR 207: no message time and no session time: before, every message got epoch 0."""
+    path = tmp_path / "undated.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "undated", "cwd": "/p"},
+        {"type": "message", "id": "m1", "parentId": None, "message": {"role": "user", "content": "we pick Kafka"}},
+        {"type": "message", "id": "m2", "parentId": "m1", "message": {"role": "assistant", "content": "Kafka it is."}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    built = build_session_documents(parse_session(path), ImportSettings(), SCOPE)
+    doc = built.documents[0]
+    assert [("timestamp" in m) for m in json.loads(doc.content)["messages"]] == [False, False]
+    assert "1970" not in doc.content
+    again = build_session_documents(parse_session(path), ImportSettings(), SCOPE).documents[0]
+    assert again.content_hash == doc.content_hash  # still the same content whenever it is built
+
+
 def test_strict_profile_drops_noise_but_keeps_failures_and_findings() -> None:
     compatible = _build("noisy.jsonl", tool_results="content").documents[0]
     strict = _build("noisy.jsonl", tool_results="content", quality_profile="strict").documents[0]

@@ -267,7 +267,7 @@ def build_session_documents(parsed: ParsedSession, settings: ImportSettings, sco
         parent_file=parent_file,
         forked=settings.include_branches == "all-leaves" and len(leaves) > 1,
     )
-    now_ms = epoch_ms(parsed.header.timestamp) or 0
+    now_ms = epoch_ms(parsed.header.timestamp)  # None: the session says no time (ADR 207)
     documents: list[ImportDocument] = []
     branch_messages = 0
     for leaf in targets:
@@ -297,7 +297,7 @@ def branch_documents(
     facts: SessionFacts,
     settings: ImportSettings,
     scope: ImportScope,
-    now_ms: int,
+    now_ms: int | None,
 ) -> list[ImportDocument]:
     """The documents of one branch (or one part of it): ``items`` are ``(branch index, message)``.
 
@@ -316,7 +316,7 @@ def _curated(
     facts: SessionFacts,
     settings: ImportSettings,
     scope: ImportScope,
-    now_ms: int,
+    now_ms: int | None,
 ) -> list[ImportDocument]:
     kept = [(i, m) for i, m in items if not is_injected(m)]
     injected = len(items) - len(kept)
@@ -331,7 +331,8 @@ def _curated(
         projected = project(
             source,
             settings.retain,
-            now_ms=now_ms,
+            now_ms=0 if now_ms is None else now_ms,
+            undated=now_ms is None,  # a message without a time then keeps none: never 1970 (ADR 207)
             tool_result_policy=policy,
             summary_max_chars=settings.summary_max_chars,
         )

@@ -229,7 +229,7 @@ def build_host_documents(
         host_session_id=parsed.session_id,
     )
     host_scope = ImportScope(host=parsed.host, repo_key=scope.repo_key, cwd=facts.cwd, session_tags=scope.session_tags)
-    now_ms = epoch_ms(parsed.started_at) or 0
+    now_ms = epoch_ms(parsed.started_at)  # None: the session says no time (ADR 207)
     documents: list[ImportDocument] = []
     covered: list[int] = []
     for group in groups:

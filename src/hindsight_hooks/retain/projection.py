@@ -28,8 +28,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ELLIPSIS = "…"
 
 
-def _timestamp(value: Any, now: int) -> str:
-    """Epoch ms → ISO; a non-empty string is already a timestamp and is kept; else now."""
+def _own_time(value: Any) -> str | None:
+    """A message's own time: epoch ms → ISO, a non-empty string kept as the timestamp it is;
+    ``None`` when it has none."""
     if isinstance(value, str) and value:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -37,7 +38,13 @@ def _timestamp(value: Any, now: int) -> str:
             return iso_from_ms(int(value // 1))
         except (OverflowError, ValueError):
             pass  # NaN, infinities, years beyond 9999: treat as missing
-    return iso_from_ms(now)
+    return None
+
+
+def _timestamp(value: Any, now: int) -> str:
+    """The message's own time, else ``now``."""
+    own = _own_time(value)
+    return own if own is not None else iso_from_ms(now)
 
 
 def _copy(value: Any) -> Any:
@@ -256,6 +263,7 @@ def project(
     tool_result_policy: ToolResultPolicy | None = None,
     summary_max_chars: int = 500,
     injected_lines: frozenset[str] = frozenset(),
+    undated: bool = False,
 ) -> list[dict[str, Any]]:
     """Project ``delta`` per docs/retain.md#projection; messages left empty are dropped.
 
@@ -266,6 +274,10 @@ def project(
     and so is our block quoted inside any message, whatever its role: complete blocks (raw or
     HTML-escaped), the block's fixed lines, and lines whose hash is in ``injected_lines`` (the
     session's record of what it injected, :mod:`.echo_guard`, ADR-065).
+
+    ``undated``: a message without a time of its own keeps none, instead of taking ``now_ms``. An
+    import passes it when the session says no time either: a made-up time must be stable (the
+    content is hashed), and the only stable one, 0, would date the memory 1970 (ADR 207).
     """
     now = _now_ms() if now_ms is None else now_ms
     rules = _Rules(cfg, tool_result_policy, summary_max_chars)
@@ -285,6 +297,8 @@ def project(
             projected = _other(msg, now)
         if projected is None:
             continue
+        if undated and _own_time(msg.get("timestamp")) is None:
+            projected.pop("timestamp", None)
         for key in rules.strip:  # strip.message, then strip.top_level
             projected.pop(key, None)
         projected = _without_echo(projected, injected_lines)
