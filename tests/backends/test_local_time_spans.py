@@ -62,6 +62,7 @@ def test_a_vague_time_is_the_span_it_most_likely_means(
         "a couple of reviewers",
         "the night shift runbook",
         "weekend deploys are frozen",
+        "we never deploy on the weekend",  # a habit
         "tonight plans",  # a time to come, more often than not: a window holds what was said
         "what do we ship this afternoon?",
         "few people know the key",

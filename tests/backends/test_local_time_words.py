@@ -79,14 +79,7 @@ def test_a_time_phrase_names_its_period_in_other_languages(query: str, days: tup
 
 
 FEW_DAYS, FEW_WEEKS = ("2026-11-22", "2026-11-28"), ("2026-10-24", "2026-11-15")
-LAST_DAYS, THIS_WEEKEND, LAST_WEEKEND = (
-    ("2026-11-24", "2026-11-29"),
-    ("2026-11-28", "2026-11-29"),
-    (
-        "2026-11-21",
-        "2026-11-23",
-    ),
-)
+LAST_DAYS, LAST_WEEKEND = ("2026-11-24", "2026-11-29"), ("2026-11-21", "2026-11-23")
 NIGHT, MORNING = ("2026-11-27", "2026-11-29"), ("2026-11-28", "2026-11-29")
 
 
@@ -96,12 +89,10 @@ NIGHT, MORNING = ("2026-11-27", "2026-11-29"), ("2026-11-28", "2026-11-29")
         ("Was haben wir neulich entschieden?", FEW_DAYS),
         ("vor ein paar Tagen", FEW_DAYS),
         ("vor einigen Wochen", FEW_WEEKS),
-        ("Was war am Wochenende?", THIS_WEEKEND),
         ("letztes Wochenende", LAST_WEEKEND),
         ("in den letzten Tagen", LAST_DAYS),
         ("Qu'est-ce qu'on a décidé l'autre jour ?", FEW_DAYS),
         ("il y a quelques semaines", FEW_WEEKS),
-        ("on a fait quoi ce week-end ?", THIS_WEEKEND),
         ("le week-end dernier", LAST_WEEKEND),
         ("ces derniers jours", LAST_DAYS),
         ("cette nuit", NIGHT),
@@ -119,7 +110,6 @@ NIGHT, MORNING = ("2026-11-27", "2026-11-29"), ("2026-11-28", "2026-11-29")
         ("stamattina", MORNING),
         ("O que decidimos no outro dia?", FEW_DAYS),
         ("algumas semanas atrás", FEW_WEEKS),
-        ("no fim de semana", THIS_WEEKEND),
         ("Wat hebben we onlangs besloten?", FEW_DAYS),
         ("enkele weken geleden", FEW_WEEKS),
         ("vorig weekend", LAST_WEEKEND),
@@ -158,6 +148,8 @@ def test_a_vague_time_is_read_in_other_languages(query: str, days: tuple[str, st
         "pare che funzioni",  # Italian "it seems", not Polish "a couple"
         "the weekend release checklist",
         "fin del mundo",
+        "Wir deployen nie am Wochenende",  # a habit: only "letztes Wochenende" names one
+        "on ne déploie pas le week-end",
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:

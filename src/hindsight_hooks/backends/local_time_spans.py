@@ -13,8 +13,9 @@ The spans, in UTC days like every window of the store, ``today`` being the refer
   window holds only what was said: they name no period);
 - "last night": yesterday and today (a late night crosses midnight);
 - "the other day", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
-- "over / on / during the weekend", "this past weekend": the latest Saturday and Sunday, up to
-  today when today is one of them; "last weekend" the same, but asked on a weekend, the one before;
+- "over the weekend", "this past weekend": the latest Saturday and Sunday, up to today when today
+  is one of them; "last weekend" the same, but asked on a weekend, the one before ("on the
+  weekend", "during the weekend" are as often a habit: "we never deploy on the weekend");
 - "a couple (of) weeks ago/back": 1 to 3 weeks ago; "a few weeks ago/back": 2 to 5 weeks ago;
 - "in the last / past few days", "these last few days": the last 4 days and today; "the past
   week": the last 7 days and today; "the last / past couple (of) weeks": 14 days and today; "the
@@ -38,7 +39,7 @@ _DAY_PART = re.compile(r"\bthis\s+morning\b")
 _LAST_NIGHT = re.compile(r"\blast\s+night\b")
 _DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b")
 _WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
-_WEEKEND = re.compile(r"\b(?:(?:over|on|during)\s+the|(last)|this\s+past)\s+weekend\b")
+_WEEKEND = re.compile(r"\b(?:over\s+the|(last)|this\s+past)\s+weekend\b")
 _LATELY = re.compile(r"\b(?:last|past)\s+(few\s+days|week|couple(?:\s+of)?\s+weeks|few\s+weeks)\b")
 
 

@@ -205,11 +205,8 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
      r"|на\s+прошлых\s+выходных|в\s+прошлые\s+выходные|w\s+(?:zesz[łl]y|ubieg[łl]y|ostatni)\s+weekend"
      r"|на\s+минулих\s+вихідних)\b",
      " last weekend "),
-    ("wochenende week weekend fin fine fim выходных выходные вихідних",
-     r"\b(?:(?:am|ubers|uber\s+das)\s+wochenende|(?:ce|le)\s+week-?end|(?:el|este)\s+fin\s+de\s+semana"
-     r"|(?:nel|questo)\s+(?:weekend|fine\s+settimana)|(?:no|neste)\s+fim\s+de\s+semana|(?:in\s+het|dit)\s+weekend"
-     r"|на\s+выходных|в\s+выходные|w\s+(?:ten\s+)?weekend|на\s+вихідних)\b",
-     " over the weekend "),
+    # ("am Wochenende", "le week-end", "no fim de semana", "in het weekend", "на выходных" are as
+    # often a habit or a weekend to come: only the last one is read)
     ("nuit anoche stanotte vannacht zeszlej zeszłej ночі", r"\b(?:cette\s+nuit|anoche|stanotte|vannacht"
      r"|zesz[łl]ej\s+nocy|минулоі\s+ночі)\b", " last night "),
     ("matin manana stamattina stamani mattina manha vanochtend vanmorgen",
