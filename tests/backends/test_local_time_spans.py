@@ -44,6 +44,13 @@ def days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("over the past week", ("11-22", "11-30"), ("11-18", "11-26")),
         ("the last couple of weeks", ("11-15", "11-30"), ("11-11", "11-26")),
         ("the past few weeks", ("11-01", "11-30"), ("10-28", "11-26")),
+        ("in the last couple of days", ("11-27", "11-30"), ("11-23", "11-26")),
+        ("in the last 3 days", ("11-26", "11-30"), ("11-22", "11-26")),
+        ("the past two weeks", ("11-15", "11-30"), ("11-11", "11-26")),
+        ("the week before last", ("11-15", "11-22"), ("11-11", "11-18")),
+        # "back" says "ago" in chat
+        ("two weeks back we chose Kafka", ("11-15", "11-22"), ("11-11", "11-18")),
+        ("3 days back", ("11-26", "11-27"), ("11-22", "11-23")),
     ],
 )
 def test_a_vague_time_is_the_span_it_most_likely_means(
@@ -63,6 +70,10 @@ def test_a_vague_time_is_the_span_it_most_likely_means(
         "the night shift runbook",
         "weekend deploys are frozen",
         "we never deploy on the weekend",  # a habit
+        "roll back 2 commits",
+        "go back to the last page",
+        "the last 3 tests",
+        "the past 3 releases",
         "tonight plans",  # a time to come, more often than not: a window holds what was said
         "what do we ship this afternoon?",
         "few people know the key",

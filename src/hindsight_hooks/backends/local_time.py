@@ -55,7 +55,8 @@ _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
 # words, so "we may 4x the budget" and "the mar file" name no time (ADR 180).
 _FULL_MONTHS = frozenset(names[0] for names in _MONTH_NAMES)
 _NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
-_AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
+# "3 days ago", and "two weeks back" as people say it in chat (ADR 204)
+_AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+(?:ago|back)\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
 # or a bare "Friday" is a habit or a name, not a day asked about.
@@ -139,7 +140,7 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         return start.timestamp(), today.timestamp()
     if "today" in words and re.search(r"\btoday\b", lowered):
         return today.timestamp(), (today + timedelta(days=1)).timestamp()
-    if "ago" in words and (m := _AGO.search(lowered)):
+    if ("ago" in words or "back" in words) and (m := _AGO.search(lowered)):
         n = _WORDS.get(m[1]) or int(m[1])
         days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
         start = today - timedelta(days=days)

@@ -17,9 +17,12 @@ The spans, in UTC days like every window of the store, ``today`` being the refer
   is one of them; "last weekend" the same, but asked on a weekend, the one before ("on the
   weekend", "during the weekend" are as often a habit: "we never deploy on the weekend");
 - "a couple (of) weeks ago/back": 1 to 3 weeks ago; "a few weeks ago/back": 2 to 5 weeks ago;
-- "in the last / past few days", "these last few days": the last 4 days and today; "the past
-  week": the last 7 days and today; "the last / past couple (of) weeks": 14 days and today; "the
-  last / past few weeks": 28 days and today.
+- "in the last / past few days", "these last few days": the last 4 days and today; "the last /
+  past couple (of) days": the last 2 days and today; "the last / past N days" (a number or a
+  word up to seven): N days and today; "the past week": the last 7 days and today; "the last /
+  past couple (of) weeks" and "two weeks": 14 days and today; "the last / past few weeks": 28
+  days and today;
+- "the week before last": the seven days before last week.
 
 English only: the other languages' phrases that ``local_time_words`` rewrites name days, and
 their vague words are not read yet.
@@ -33,14 +36,19 @@ from datetime import datetime, timedelta
 Window = tuple[float, float]
 
 # Every phrase below holds one of these words: a query without any of them is not searched.
-TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past"})
+TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before"})
 
 _DAY_PART = re.compile(r"\bthis\s+morning\b")
 _LAST_NIGHT = re.compile(r"\blast\s+night\b")
 _DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b")
 _WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
 _WEEKEND = re.compile(r"\b(?:over\s+the|(last)|this\s+past)\s+weekend\b")
-_LATELY = re.compile(r"\b(?:last|past)\s+(few\s+days|week|couple(?:\s+of)?\s+weeks|few\s+weeks)\b")
+_LATELY = re.compile(
+    r"\b(?:last|past)\s+(few|couple(?:\s+of)?|\d{1,3}|two|three|four|five|six|seven)\s+(day|week)s\b"
+    r"|\bpast\s+(week)\b"
+)
+_WEEK_BEFORE_LAST = re.compile(r"\bthe\s+week\s+before\s+last\b")
+_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "few": 4}
 
 
 def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
@@ -66,7 +74,13 @@ def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window |
         if m[1] and saturday < 2:  # "last weekend", asked on a Saturday or Sunday: the one before
             saturday += 7
         return span(saturday, max(0, saturday - 1))
+    if _WEEK_BEFORE_LAST.search(lowered):
+        return span(14, 8)
     if m := _LATELY.search(lowered):
-        days = {"few days": 4, "week": 7}.get(m[1], 28 if "few" in m[1] else 14)
-        return span(days, 0)
+        if m[3]:  # "the past week"
+            return span(7, 0)
+        count = 2 if m[1].startswith("couple") else _COUNT.get(m[1]) or int(m[1])
+        if m[2] == "week":
+            return span(28 if m[1] == "few" else 7 * count, 0)
+        return span(count, 0)
     return None
