@@ -51,6 +51,8 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("Wat hebben we gisteren besloten?", ("2026-11-27", "2026-11-28")),
         ("Wat deden we 3 dagen geleden?", ("2026-11-25", "2026-11-26")),
         ("Wat was er vorige week?", ("2026-11-21", "2026-11-28")),
+        ("Wat doen we deze week?", ("2026-11-23", "2026-11-29")),  # Dutch "week" is reached through "deze"
+        ("Qu'avons-nous décidé l'an dernier ?", ("2025-01-01", "2026-01-01")),  # and French "an" through "dernier"
         ("Что мы решили вчера?", ("2026-11-27", "2026-11-28")),  # Russian, ADR 194
         ("Что мы делали на прошлой неделе?", ("2026-11-21", "2026-11-28")),
         ("Что изменилось 3 дня назад?", ("2026-11-25", "2026-11-26")),

@@ -132,6 +132,11 @@ def common_terms(matches: Sequence[int], units: int, limit: int) -> tuple[bool, 
     return tuple(n > limit and w < COMMON_IDF_SHARE * rarest for n, w in zip(matches, weights, strict=True))
 
 
+def near_by_meaning(cand: Candidate, floor: float | None) -> bool:
+    """Is the unit's vector at or above the dense ``floor`` (None: recall is by words only)?"""
+    return floor is not None and cand.dense is not None and cand.dense >= floor
+
+
 def covered_in_order(
     ordered: Iterable[Candidate],
     keys: Sequence[frozenset[str]],
@@ -151,8 +156,7 @@ def covered_in_order(
         if check and cand.rank is not None:
             # what the index holds of the unit: its words and turn terms, no provenance (ADR 179)
             cand.matched = find(f"{cand.words}\n{neighbour_of(cand.context)}")
-            near = floor is not None and cand.dense is not None and cand.dense >= floor
-            if not covers_enough(cand.matched, keys, common, near):
+            if not covers_enough(cand.matched, keys, common, near_by_meaning(cand, floor)):
                 continue
         yield cand
 
@@ -176,8 +180,7 @@ def light_last(
         return
     held: list[Candidate] = []
     for cand in ordered:
-        near = floor is not None and cand.dense is not None and cand.dense >= floor
-        if cand.rank is not None and cand.matched and cand.matched <= LIGHT_VERBS and not near:
+        if cand.rank is not None and cand.matched and cand.matched <= LIGHT_VERBS and not near_by_meaning(cand, floor):
             held.append(cand)
             continue
         yield cand

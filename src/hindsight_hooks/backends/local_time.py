@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
-from .local_time_spans import vague_span
+from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
 from .local_time_words import in_english
 
 TAIL_CHARS = 300
@@ -56,7 +56,7 @@ _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
 _FULL_MONTHS = frozenset(names[0] for names in _MONTH_NAMES)
 _NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
 # "3 days ago", and "two weeks back" as people say it in chat (ADR 204)
-_AGO = re.compile(r"\b(\d{1,3}|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+(?:ago|back)\b", re.I)
+_AGO = re.compile(rf"\b({NUMBER})\s+(day|week|month)s?\s+(?:ago|back)\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
 # or a bare "Friday" is a habit or a name, not a day asked about.
@@ -65,7 +65,6 @@ _TOKEN = re.compile(r"[a-z]+")
 # The last "since …" of the query's end; what follows is read as a day ("since Monday" as "on Monday").
 _SINCE = re.compile(r"\bsince\s+(?!.*\bsince\b)(.+)$", re.I | re.S)
 _DIGIT = re.compile(r"\d")
-_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
 Window = tuple[float, float]
 
@@ -141,7 +140,7 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     if "today" in words and re.search(r"\btoday\b", lowered):
         return today.timestamp(), (today + timedelta(days=1)).timestamp()
     if ("ago" in words or "back" in words) and (m := _AGO.search(lowered)):
-        n = _WORDS.get(m[1]) or int(m[1])
+        n = NUMBER_WORDS.get(m[1]) or int(m[1])
         days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
         start = today - timedelta(days=days)
         span = {"day": 1, "week": 7, "month": 30}[m[2]]

@@ -35,6 +35,11 @@ from datetime import datetime, timedelta
 
 Window = tuple[float, float]
 
+# The number words of "two weeks ago", "3 days back", "the last five days" (``local_time`` reads
+# them too).
+NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+NUMBER = r"\d{1,3}|" + "|".join(NUMBER_WORDS)
+
 # Every phrase below holds one of these words: a query without any of them is not searched.
 TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before"})
 
@@ -44,11 +49,10 @@ _DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)
 _WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
 _WEEKEND = re.compile(r"\b(?:over\s+the|(last)|this\s+past)\s+weekend\b")
 _LATELY = re.compile(
-    r"\b(?:last|past)\s+(few|couple(?:\s+of)?|\d{1,3}|two|three|four|five|six|seven)\s+(day|week)s\b"
+    rf"\b(?:last|past)\s+(few|couple(?:\s+of)?|{NUMBER})\s+(day|week)s\b"
     r"|\bpast\s+(week)\b"
 )
 _WEEK_BEFORE_LAST = re.compile(r"\bthe\s+week\s+before\s+last\b")
-_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "few": 4}
 
 
 def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
@@ -79,7 +83,7 @@ def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window |
     if m := _LATELY.search(lowered):
         if m[3]:  # "the past week"
             return span(7, 0)
-        count = 2 if m[1].startswith("couple") else _COUNT.get(m[1]) or int(m[1])
+        count = 2 if m[1].startswith("couple") else 4 if m[1] == "few" else NUMBER_WORDS.get(m[1]) or int(m[1])
         if m[2] == "week":
             return span(28 if m[1] == "few" else 7 * count, 0)
         return span(count, 0)

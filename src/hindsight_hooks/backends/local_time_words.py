@@ -157,7 +157,10 @@ _Y = r"(?P<year>\d{4})"
 _DAYS = frozenset(_WEEKDAY_OF)
 _MONTH_WORDS = frozenset(_MONTH_OF)
 _UNITS = frozenset(_UNIT_OF)
-_WEEK_WORDS = frozenset(_split("woche semaine semana settimana week неделе неделю tygodniu тижня тижні"))
+# Dutch says "week" as English does: its week rules are reached through the word beside it.
+_WEEK_WORDS = frozenset(
+    _split("woche semaine semana settimana week неделе неделю tygodniu тижня тижні vorige afgelopen deze")
+)
 _MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце miesiacu місяця"))
 _PL_LAST = r"(?:zesz[łl]ym|ubieg[łl]ym|poprzednim)"  # "w zeszłym tygodniu": in the last week
 
@@ -232,7 +235,7 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
      r"\b(?:diese[nm]?\s+monat|ce\s+mois(?:-ci)?|este\s+mes|questo\s+mese|deze\s+maand|в\s+этом\s+месяце"
      r"|w\s+tym\s+miesiacu|цього\s+місяця)\b",
      " this month "),
-    ("jahr annee an ano anno jaar году roku року",
+    ("jahr annee an dernier ano anno jaar году roku року",  # "l'an dernier": reached through "dernier"
      r"\b(?:(?:letztes|vergangenes)\s+jahr|l'annee\s+derniere|l'an\s+dernier|el\s+ano\s+pasado"
      r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar|в\s+прошлом\s+году|w\s+" + _PL_LAST + r"\s+roku"
      r"|минулого\s+року)\b", " last year "),
@@ -268,29 +271,11 @@ _GERMAN_DUTCH = frozenset(
     _split("der die das und ist wir ich du nicht haben sind mit auf fur het een wij ik niet hebben wat")
 )
 
-# Every word a rule needs (none that English says often: "week", "am", "an" are reached through
-# the word beside them): a query without any of them is left as it was.
-_NEEDED = (
-    frozenset(
-        _split(
-            "vorgestern avant anteayer antier altroieri anteontem eergisteren gestern hier ayer ieri ontem gisteren "
-            "heute aujourd hoy oggi hoje vandaag woche semaine semana settimana monat mois mes mese maand jahr annee "
-            "ano anno jaar fa atras geleden letzte letzten letzter letztem vergangenen pasado vorige afgelopen "
-            "dernier scorso passado passada deze seit depuis desde sinds позавчера вчера сегодня неделе месяце году "
-            "przedwczoraj wczoraj dzisiaj dzis tygodniu miesiacu roku temu позавчора вчора сьогодні тижня тижні "
-            "місяця року тому "
-            # vague times (ADR 204)
-            "neulich letztens paar einigen wenigen wochenende ubers autre quelques nuit matin derniers otro unos "
-            "algunos pocos unas algunas pocas fin anoche ultimos manana qualche alcuni pochi alcune poche ultimi "
-            "stanotte stamattina stamani mattina outro alguns uns poucos algumas umas poucas fim manha onlangs "
-            "enkele laatste vannacht vanochtend vanmorgen weekend днях несколько пару выходных выходные последние "
-            "kilka pare ostatnich ostatnie zeszlej zeszłej днями кілька вихідних останніми останні ночі"
-        )
-    )
-    | frozenset(_MONTH_OF)
-    | frozenset(_WEEKDAY_OF)
-    | frozenset(_UNIT_OF) - {"week"}
-)
+# Every word a rule needs, but those English says often ("week", "an", "fine": the rules that name
+# them are reached through the word beside them), and French "hier" (read below): a query without
+# any of them is left as it was.
+_ENGLISH_TOO = frozenset(_split("week an fine"))
+_NEEDED = frozenset().union(*(needs for needs, _, _ in _RULES)) - _ENGLISH_TOO | {"hier"}
 _WORD = re.compile(r"[^\W\d_]+")
 _APOSTROPHE_IN_WORD = re.compile(r"(?<=[а-яіїєґ])['’](?=[а-яіїєґ])")
 

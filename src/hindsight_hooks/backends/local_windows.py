@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .local_text import LIGHT_VERBS, STOP_WORDS, fts_tokens, porter_stem
-from .local_time import announces_change
+from .local_time import announces_change, content_stems
 from .local_units import parse_messages
 
 SEP = "\x1e"
@@ -123,10 +123,8 @@ _CHANGE_WORDS = " ".join(
 _CHANGE_STEMS = frozenset(porter_stem(word) for word in _CHANGE_WORDS.split())
 
 
-def _subject_stems(text: str) -> set[str]:
-    return (
-        {porter_stem(t) for t in fts_tokens(text) if len(t) > 1 and t not in STOP_WORDS} - LIGHT_VERBS - _CHANGE_STEMS
-    )
+def _subject_stems(text: str) -> frozenset[str]:
+    return content_stems(text) - LIGHT_VERBS - _CHANGE_STEMS
 
 
 SHORT_SUBJECT = 1  # a change that names this few words of a subject can only mean the message before it
