@@ -456,7 +456,11 @@ _QUERY_PIECES = st.sampled_from(
      # ADR 194 and ADR 201
      "вчера", "назад", "дня", "марта", "в", "с", "понедельника", "wczoraj", "w", "zeszłym", "tygodniu", "dni",
      "temu", "od", "poniedziałku", "marca", "marcu", "zeszłą", "środę", "вчора", "минулого", "тижня", "тому",
-     "березня", "у", "з", "понеділка", "дні"]
+     "березня", "у", "з", "понеділка", "дні",
+     # ADR 208
+     "summer", "winter", "fall", "spring", "early", "mid-March", "late", "end", "beginning", "of", "quarter", "year",
+     "years", "months", "several", "holidays", "christmas", "new", "0000", "9999", "1899", "2025", "twelve", "or",
+     "so", "letzten", "Sommer", "été", "dernier", "l'hiver", "год", "rok", "рік", "il", "y", "un", "an", "mesi"]
 )  # fmt: skip
 
 
@@ -663,3 +667,20 @@ def test_a_polish_switch_ranks_above_the_decision_it_replaced(tmp_path: Path) ->
     query = "Jaka baza danych dla rozliczeń?"
     hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
     assert [h.text[:14] for h in hits] == ["user: Od teraz", "user: Baza dan"]
+
+
+@pytest.mark.parametrize("query", ["December 9999", "9999-12-31", "May 0000", "31.12.9999", "December 31, 9999"])
+def test_a_date_at_the_calendars_edge_names_no_period_and_never_raises(query: str) -> None:
+    """Found while adding ADR 208's periods: a month or day whose next one is past year 9999, or a
+    year 0, raised out of ``time_window``, so a prompt such as "certs expire 9999-12-31" got no
+    recall at all."""
+    assert time_window(query, datetime(2026, 11, 29, tzinfo=UTC).timestamp()) is None
+
+
+def test_a_prompt_with_a_date_at_the_calendars_edge_is_still_recalled(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.retain_batch(
+        "b", [item("The certs of the API are issued by our internal CA.", "cert")], operation_id="cert"
+    )
+    hits = backend.recall("b", RecallRequest(query="the API certs expire 9999-12-31, who issues them?")).hits
+    assert any("internal CA" in hit.text for hit in hits)

@@ -4,7 +4,8 @@ Two small rules for the embedded store's recall, pure functions over text and ca
 
 - :func:`time_window` reads a date or a period from the end of a query ("on March 4", "2025-03-04",
   "23.01.2024", "on Friday", "this week", "yesterday", "last week", "3 days ago", "in 2024", "since
-  Monday"; vague ones too: "the other day", "last night", "over the weekend") relative to the
+  Monday"; vague ones too: "the other day", "last night", "over the weekend"; and a year's:
+  "last summer", "early March", "a few months ago", "a year ago") relative to the
   recall's reference time, so the units said then can be fetched and put first. Only the query's
   last 300 characters are read: the plugin's query is the recent conversation, newest last, and a
   date the user mentioned ten messages ago must not steer every later recall.
@@ -25,6 +26,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
+from .local_time_periods import NUMBER_PATTERNS, month_part, year_period
 from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
 from .local_time_words import in_english
 
@@ -56,7 +58,8 @@ _YEAR = re.compile(r"\bin\s+(\d{4})\b", re.I)
 _FULL_MONTHS = frozenset(names[0] for names in _MONTH_NAMES)
 _NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
 # "3 days ago", and "two weeks back" as people say it in chat (ADR 204)
-_AGO = re.compile(rf"\b({NUMBER})\s+(day|week|month)s?\s+(?:ago|back)\b", re.I)
+_AGO = re.compile(rf"\b({NUMBER})\s+(day|week|month|year)s?\s+(?:or\s+so\s+)?(?:ago|back)\b", re.I)
+YEAR_SLACK_DAYS = 60  # "a year ago" is a season, not a day: that many days either side (ADR 208)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
 # or a bare "Friday" is a habit or a name, not a day asked about.
@@ -72,9 +75,9 @@ Window = tuple[float, float]
 def _day(year: int, month: int, day: int) -> Window | None:
     try:
         start = datetime(year, month, day, tzinfo=UTC)
-    except ValueError:
+        return start.timestamp(), (start + timedelta(days=1)).timestamp()
+    except (ValueError, OverflowError):  # "2025-02-30", "9999-12-31" (its next day is past the calendar's end)
         return None
-    return start.timestamp(), (start + timedelta(days=1)).timestamp()
 
 
 def _latest(month: int, day: int, ref: datetime) -> Window | None:
@@ -86,9 +89,12 @@ def _latest(month: int, day: int, ref: datetime) -> Window | None:
     return None
 
 
-def _month(year: int, month: int) -> Window:
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+def _month(year: int, month: int) -> Window | None:
+    try:
+        start = datetime(year, month, 1, tzinfo=UTC)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    except ValueError:  # "May 0000", "December 9999"
+        return None
     return start.timestamp(), end.timestamp()
 
 
@@ -126,6 +132,8 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         end = (today + timedelta(days=1)).timestamp()
         if first is not None and first[0] < end:
             return first[0], end
+    if part := month_part(lowered, words, today):  # "early March 2025" before "March 2025" (ADR 208)
+        return part
     digits = _DIGIT.search(text) is not None
     if digits:
         explicit = _explicit_day(text, words, ref)
@@ -141,6 +149,11 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
         return today.timestamp(), (today + timedelta(days=1)).timestamp()
     if ("ago" in words or "back" in words) and (m := _AGO.search(lowered)):
         n = NUMBER_WORDS.get(m[1]) or int(m[1])
+        if m[2] == "year":
+            middle = today - timedelta(days=365 * n)
+            return (middle - timedelta(days=YEAR_SLACK_DAYS)).timestamp(), (
+                middle + timedelta(days=YEAR_SLACK_DAYS)
+            ).timestamp()
         days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
         start = today - timedelta(days=days)
         span = {"day": 1, "week": 7, "month": 30}[m[2]]
@@ -166,6 +179,8 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
             return (today - timedelta(days=7)).timestamp(), today.timestamp()
         if re.search(r"\blast\s+month\b", lowered):
             return (today - timedelta(days=31)).timestamp(), today.timestamp()
+    if period := year_period(lowered, words, today):  # "last summer", "a few months ago" (ADR 208)
+        return period
     if digits and "in" in words and (m := _YEAR.search(text)):
         year = int(m[1])
         if 1970 <= year <= ref.year:
@@ -173,7 +188,18 @@ def time_window(query: str, reference_epoch: float) -> Window | None:
     return vague_span(lowered, words, today)  # "the other day", "last night", "over the weekend" (ADR 204)
 
 
-_DATE_PATTERNS = (_ISO, _DOTTED, _YEAR_SLASH, _SLASH, _MONTH_DAY, _DAY_MONTH, _MONTH_YEAR, _YEAR, _AGO)
+_DATE_PATTERNS = (
+    _ISO,
+    _DOTTED,
+    _YEAR_SLASH,
+    _SLASH,
+    _MONTH_DAY,
+    _DAY_MONTH,
+    _MONTH_YEAR,
+    _YEAR,
+    _AGO,
+    *NUMBER_PATTERNS,
+)
 _NUMBER_WORD = re.compile(r"\w*\d\w*")
 
 

@@ -24,8 +24,7 @@ The spans, in UTC days like every window of the store, ``today`` being the refer
   days and today;
 - "the week before last": the seven days before last week.
 
-English only: the other languages' phrases that ``local_time_words`` rewrites name days, and
-their vague words are not read yet.
+English only here: ``local_time_words`` rewrites the other languages' vague phrases into these.
 """
 
 from __future__ import annotations

@@ -112,12 +112,18 @@ _UNIT_OF = {
         ),
         "month",
     ),
+    # "an" is English too: French "il y a un an" is its own rule below (ADR 208)
+    **dict.fromkeys(
+        _split("jahr jahre jahren an ans ano anos anno anni jaar jaren год года лет rok lata lat рік роки років"),
+        "year",
+    ),
 }
 _UNIT = "(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + ")"
 
 
 def _ago(m: re.Match[str]) -> str:
-    return f" {_NUMBER_OF.get(m['n'], m['n'])} {_UNIT_OF[m['unit']]}s ago "
+    n = m.groupdict().get("n") or "1"  # Slavic languages say "a year ago" without "a": "год назад"
+    return f" {_NUMBER_OF.get(n, n)} {_UNIT_OF[m['unit']]}s ago "
 
 
 def _last_weekday(m: re.Match[str]) -> str:
@@ -161,6 +167,33 @@ _UNITS = frozenset(_UNIT_OF)
 _WEEK_WORDS = frozenset(
     _split("woche semaine semana settimana week неделе неделю tygodniu тижня тижні vorige afgelopen deze")
 )
+# The seasons (ADR 208), in the forms that follow "last" and "this"
+_SEASON_OF = {
+    **dict.fromkeys(_split("sommer ete verano estate verao zomer лето летом lato lata літо літа"), "summer"),
+    **dict.fromkeys(_split("winter hiver invierno inverno зима зимои zima zimy зими"), "winter"),
+    **dict.fromkeys(
+        _split("fruhling fruhjahr printemps primavera lente voorjaar весна веснои wiosna wiosny весни"), "spring"
+    ),
+    **dict.fromkeys(
+        _split("herbst automne otono autunno outono herfst najaar осень осенью jesien jesieni осінь осені"), "autumn"
+    ),
+}
+_SEASONS = frozenset(_SEASON_OF)
+_S = "(?:" + "|".join(sorted(_SEASON_OF, key=len, reverse=True)) + ")"
+
+
+def _season_in(phrase: str) -> str:
+    return next(_SEASON_OF[word] for word in _WORD.findall(phrase) if word in _SEASON_OF)
+
+
+def _last_season(m: re.Match[str]) -> str:
+    return f" last {_season_in(m[0])} "
+
+
+def _this_season(m: re.Match[str]) -> str:
+    return f" this {_season_in(m[0])} "
+
+
 _MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце miesiacu місяця"))
 _PL_LAST = r"(?:zesz[łl]ym|ubieg[łl]ym|poprzednim)"  # "w zeszłym tygodniu": in the last week
 
@@ -239,9 +272,33 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
      r"\b(?:(?:letztes|vergangenes)\s+jahr|l'annee\s+derniere|l'an\s+dernier|el\s+ano\s+pasado"
      r"|l'anno\s+scorso|(?:o\s+)?ano\s+passado|vorig\s+jaar|в\s+прошлом\s+году|w\s+" + _PL_LAST + r"\s+roku"
      r"|минулого\s+року)\b", " last year "),
-    # N days / weeks / months ago
+    # seasons, this year, a few months ago (ADR 208)
+    (_SEASONS,
+     rf"\b(?:(?:im\s+)?(?:letzten|vergangenen)\s+{_S}|(?:l'|le\s+){_S}\s+dernier"
+     rf"|{_S}\s+(?:pasad[oa]|scors[oa]|passad[oa])|(?:vorige?|afgelopen)\s+{_S}|прошл(?:ым|ои|ого)\s+{_S}"
+     rf"|(?:zesz[łl]|ubieg[łl])(?:ego|ej)\s+{_S}|минул(?:ого|оі)\s+{_S})\b",
+     _last_season),
+    (_SEASONS,
+     rf"\b(?:(?:diesen|in\s+diesem)\s+{_S}|cet?\s+{_S}|(?:n?est[ea]|questa)\s+{_S}|quest'\s*{_S}"
+     rf"|(?:deze|dit)\s+{_S}|(?:этим|этои)\s+{_S}|te(?:go|j)\s+{_S}|(?:цього|цієі)\s+{_S})\b",
+     _this_season),
+    ("jahr annee ano anno jaar году roku року",
+     r"\b(?:(?:dieses|in\s+diesem)\s+jahr|cette\s+annee|n?este\s+ano|quest'\s*anno|dit\s+jaar|в\s+этом\s+году"
+     r"|w\s+tym\s+roku|цього\s+року)\b",
+     " this year "),
+    ("il", r"\bil\s+y\s+a\s+un\s+an\b", " a year ago "),
+    ("paar einigen wenigen quelques unos algunos pocos qualche alcuni pochi alguns uns poucos enkele несколько "
+     "пару kilka pare кілька",
+     r"\b(?:vor\s+(?:ein\s+paar|einigen|wenigen)\s+monaten|il\s+y\s+a\s+quelques\s+mois"
+     r"|hace\s+(?:unos|algunos|pocos|unos\s+pocos)\s+meses|(?:qualche\s+mese|(?:alcuni|pochi)\s+mesi)\s+fa"
+     r"|ha\s+(?:alguns|uns|poucos)\s+meses|(?:alguns|uns|poucos)\s+meses\s+atras"
+     r"|(?:een\s+paar|enkele)\s+maanden\s+geleden|(?:несколько|пару)\s+месяцев\s+назад"
+     r"|(?:kilka|pare)\s+miesiecy\s+temu|(?:кілька|пару)\s+місяців\s+тому)\b",
+     " a few months ago "),
+    # N days / weeks / months / years ago
     (_UNITS, rf"\b(?:vor|il\s+y\s+a|hace|ha)\s+{_N}\s+{_U}\b", _ago),
     (_UNITS, rf"\b{_N}\s+{_U}\s+(?:fa|atras|geleden|назад|temu|тому)\b", _ago),
+    (_UNITS, rf"\b{_U}\s+(?:назад|temu|тому)\b", _ago),  # "год назад", "rok temu": a year ago
     # a weekday asked about: "letzten Freitag", "vendredi dernier", "el viernes pasado"
     (_DAYS, rf"\b(?:letzten|vergangenen|el\s+pasado|(?:vorige|afgelopen))\s+{_D}\b", _last_weekday),
     (_DAYS, rf"\b{_D}\s+(?:dernier|pasado|scorso|passado|passada)\b", _last_weekday),

@@ -1,0 +1,177 @@
+"""The time words of a year's memories, as periods: seasons, parts of a month, months and years back (ADR 208).
+
+A user who keeps a year of sessions asks about more than last week: "what did we decide last
+summer?", "in early March", "a few months ago", "earlier this year", "a year ago", "over the
+holidays". ``local_time.time_window`` reads named days and weeks, and ``local_time_spans`` the vague
+words of the last few weeks; the phrases here name the longer periods, each as the span of days it
+most likely means (UTC days, ``today`` being the reference day). The recall then weighs what was
+said in that span (ADR 118); nothing outside it is dropped.
+
+- Seasons are the northern meteorological ones: spring March–May, summer June–August, autumn (or
+  fall) September–November, winter December–February. "last summer" is the latest summer that has
+  ended (asked in summer: the one a year before); "this summer" is this year's, so far or past,
+  and names no period before it starts (a plan, not a memory); "over the summer" and "this past
+  summer" are the latest summer that has begun. "summer 2025", "the summer of 2025": that year's
+  ("winter 2025" is the winter the new year 2025 falls in). "in the summer", "during the winter"
+  are as often a habit or a plan ("we slow down in the summer"): they name no period.
+- Parts of a month: "early March", "the beginning / start of March": days 1–10; "mid-March", "the
+  middle of March": 11–20; "late March", "the end of March": 21 to the month's end. Without a year,
+  the latest such part that has begun.
+- "last quarter": the calendar quarter before this one; "this quarter": this one so far. A bare
+  "Q3" is as often a plan as a memory: it names no period.
+- "this year", "earlier this year", "so far this year": January 1 to today; "the year before last":
+  that calendar year.
+- "the past / last few months": 120 days and today; "the past / last couple (of) months": 61;
+  "the past / last N months": 31 · N; "the past month": 31; "the past year", "the past / last
+  twelve months": 365.
+- "a couple (of) months ago / back": 30 to 90 days ago; "a few / several months ago / back": 60
+  to 180 days ago. ("N years ago" is ``local_time``'s, beside "N days ago".)
+- "over the holidays", "over / around Christmas", "over the Christmas break", "over New Year": the
+  latest December 20 to January 6 that has begun.
+
+English only here: ``local_time_words`` rewrites the other languages' phrases into these.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from .local_time_spans import NUMBER, NUMBER_WORDS
+
+Window = tuple[float, float]
+
+# Every phrase below holds one of these words: a query without any of them is not searched.
+TRIGGERS = frozenset(
+    {
+        "spring", "summer", "autumn", "fall", "winter", "quarter", "year", "months", "month",
+        "holidays", "christmas", "new",
+    }
+)  # fmt: skip
+# A part of a month needs one of these beside a month's full name.
+PART_WORDS = frozenset({"early", "mid", "late", "beginning", "start", "middle", "end"})
+
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = "spring|summer|autumn|fall|winter"
+_SEASON_NAMED = re.compile(
+    rf"\b(?:(last|this\s+past|this|over\s+the|earlier\s+this)\s+({_SEASON})\b(?!\s*,?\s*\d)"
+    rf"|(?:the\s+)?({_SEASON})\s+(?:of\s+)?(\d{{4}})\b)",
+    re.I,
+)
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+_MONTH_OF = {name: n for n, name in enumerate(_MONTH_NAMES, start=1)}
+_MONTH_PART = re.compile(
+    rf"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end)\s+of\s+)({'|'.join(_MONTH_NAMES)})\b"
+    r"(?:,?\s+(\d{4})\b)?",
+    re.I,
+)
+_PART_DAYS = {"early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20)}
+_QUARTER = re.compile(r"\b(last|this)\s+quarter\b")
+_THIS_YEAR = re.compile(r"\b(?:earlier\s+|so\s+far\s+)?this\s+year\b")
+_YEAR_BEFORE_LAST = re.compile(r"\bthe\s+year\s+before\s+last\b")
+_LATELY = re.compile(
+    rf"\b(?:last|past)\s+(few|couple(?:\s+of)?|{NUMBER}|twelve)\s+months\b|\bpast\s+(month|year)\b",
+    re.I,
+)
+_MONTHS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?|several)\s+months?\s+(?:ago|back)\b")
+_HOLIDAYS = re.compile(
+    r"\b(?:over\s+the\s+holidays|(?:over|around)\s+(?:the\s+)?christmas(?:\s+break)?|over\s+(?:the\s+)?new\s+year)\b"
+)
+# The patterns whose numbers write a period ("summer 2025", "the past 3 months"): not searched as words.
+NUMBER_PATTERNS = (_SEASON_NAMED, _MONTH_PART, _LATELY)
+_YEARS = range(1900, 2201)  # a year written out beyond these is not a time asked about ("summer 0000")
+
+
+def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
+    """The period a phrase of ``lowered`` (the query's tail, lower-cased; ``words`` its words)
+    names, relative to ``today`` (a UTC midnight); None when it names none."""
+    if words.isdisjoint(TRIGGERS):
+        return None
+    end_of_today = (today + timedelta(days=1)).timestamp()
+    if m := _SEASON_NAMED.search(lowered):
+        return _season(m, today)
+    if m := _QUARTER.search(lowered):
+        first_month = 3 * ((today.month - 1) // 3) + 1
+        start = datetime(today.year, first_month, 1, tzinfo=UTC)
+        if m[1] == "this":
+            return start.timestamp(), end_of_today
+        return _months_before(start, 3).timestamp(), start.timestamp()
+    if _YEAR_BEFORE_LAST.search(lowered):
+        return datetime(today.year - 2, 1, 1, tzinfo=UTC).timestamp(), datetime(
+            today.year - 1, 1, 1, tzinfo=UTC
+        ).timestamp()
+    if _THIS_YEAR.search(lowered):
+        return datetime(today.year, 1, 1, tzinfo=UTC).timestamp(), end_of_today
+    if m := _LATELY.search(lowered):
+        if m[2]:  # "the past month", "the past year"
+            back = 31 if m[2] == "month" else 365
+        elif m[1] == "twelve":
+            back = 365
+        elif m[1].startswith("couple"):
+            back = 61
+        else:
+            back = 120 if m[1] == "few" else 31 * (NUMBER_WORDS.get(m[1]) or int(m[1]))
+        return (today - timedelta(days=back)).timestamp(), end_of_today
+    if m := _MONTHS_BACK.search(lowered):
+        first, last = (90, 30) if m[1].startswith("couple") else (180, 60)
+        return (today - timedelta(days=first)).timestamp(), (today - timedelta(days=last - 1)).timestamp()
+    if _HOLIDAYS.search(lowered):
+        start = datetime(today.year, 12, 20, tzinfo=UTC)
+        if start > today:
+            start = start.replace(year=today.year - 1)
+        return start.timestamp(), min(start + timedelta(days=18), today + timedelta(days=1)).timestamp()
+    return None
+
+
+def _months_before(start: datetime, months: int) -> datetime:
+    index = start.year * 12 + start.month - 1 - months
+    return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+
+
+def _season_span(year: int, season: str) -> tuple[datetime, datetime]:
+    start = datetime(year, _SEASON_START[season], 1, tzinfo=UTC)
+    index = year * 12 + start.month - 1 + 3
+    return start, datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+
+
+def _season(m: re.Match[str], today: datetime) -> Window | None:
+    if m[3]:  # "summer 2025", "the winter of 2025": the winter the new year falls in
+        season, year = m[3].lower(), int(m[4])
+        if year not in _YEARS:
+            return None
+        start, end = _season_span(year - 1 if season == "winter" else year, season)
+        return start.timestamp(), end.timestamp()
+    how, season = " ".join(m[1].split()), m[2]
+    year = today.year if today.month >= _SEASON_START[season] else today.year - 1
+    start, end = _season_span(year, season)  # the latest one that has begun
+    going_on = end > today
+    if how == "last" and going_on:
+        start, end = _season_span(year - 1, season)
+    elif how in ("this", "earlier this") and not going_on and start.year != today.year:
+        return None  # "this winter", asked in November: the one to come
+    return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
+
+
+def month_part(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
+    """The days of a part of a month ("early March", "the end of May 2025") that ``lowered`` names,
+    the latest such part that has begun when no year is said; None when it names none.
+
+    Asked before a month and year are read as the whole month ("early March 2025")."""
+    if words.isdisjoint(PART_WORDS) or words.isdisjoint(_MONTH_OF) or not (m := _MONTH_PART.search(lowered)):
+        return None
+    part, month = m[1] or m[2], _MONTH_OF[m[3]]
+    first, last = _PART_DAYS.get(part, (21, 31))
+    year = int(m[4]) if m[4] else today.year
+    if year not in _YEARS:
+        return None
+    start = datetime(year, month, first, tzinfo=UTC)
+    if not m[4] and start > today:
+        year -= 1
+        start = start.replace(year=year)
+    index = year * 12 + month
+    month_end = datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    end = min(month_end, datetime(year, month, 1, tzinfo=UTC) + timedelta(days=last))
+    return start.timestamp(), end.timestamp()
