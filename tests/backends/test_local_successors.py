@@ -1,0 +1,115 @@
+"""What replaced a recalled decision, said in other words than the question (ADR 209), on a real
+SQLite file: the change is found through the word it leaves behind, and put above what it replaced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import InContext, RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from tests.backends.test_local_support import item, make
+from tests.backends.test_local_time_spans import said
+
+ASKED_ON = "2026-11-29T12:00:00Z"
+
+# Trial V: a year of one repo's sessions; pnpm said six ways, other facts between, then a switch.
+YEAR = (
+    ("s0", "2025-12-01T10:00:00Z", "We use pnpm for this repo."),
+    ("s1", "2026-01-10T10:00:00Z", "The API listens on port 8080."),
+    ("s2", "2026-02-19T10:00:00Z", "Remember, pnpm, not npm, in this repo."),
+    ("s3", "2026-04-01T10:00:00Z", "The frontend uses React 18."),
+    ("s4", "2026-06-08T10:00:00Z", "Use pnpm, the lockfile is pnpm-lock.yaml."),
+    ("s5", "2026-08-28T10:00:00Z", "Run pnpm install first; this repo uses pnpm."),
+    ("s6", "2026-09-24T10:00:00Z", "pnpm is our package manager."),
+    ("s7", "2026-10-21T10:00:00Z", "Install it with pnpm add, we use pnpm here."),
+    ("s8", "2026-11-20T10:00:00Z", "We switched from pnpm to bun this week."),
+)
+
+
+def recall(backend: LocalBackend, question: str, **kw: object) -> list[str]:
+    request = RecallRequest(query=question, query_timestamp=ASKED_ON, **kw)  # type: ignore[arg-type]
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+@pytest.mark.parametrize(
+    "question", ["which package manager do we use?", "how do I install deps in this repo?", "what's the lockfile?"]
+)
+def test_a_switch_that_says_none_of_the_questions_words_comes_above_what_it_replaced(
+    tmp_path: Path, question: str
+) -> None:
+    """Before: "which package manager do we use?" got the six pnpm statements and React, never the
+    switch to bun, which says neither "package" nor "manager"."""
+    hits = recall(said(make(tmp_path), *YEAR), question, limit=8)
+    assert hits[0] == "user: We switched from pnpm to bun this week."
+    assert any("pnpm" in hit and "bun" not in hit for hit in hits[1:])  # what it replaced stays, below
+
+
+@pytest.mark.parametrize(
+    ("older", "change", "question"),
+    [
+        ("Our CI runs on Jenkins.", "Moved off Jenkins, builds are on Buildkite now.", "where does our CI run?"),
+        ("The cache is Redis.", "Redis is out; Memcached from now on.", "what is the cache?"),
+        ("Docs are built with Sphinx.", "We use MkDocs instead of Sphinx since Monday.", "how are the docs built?"),
+        (
+            "Alerts go to the Opsgenie rotation.",
+            "We dropped Opsgenie, PagerDuty pages the on-call.",
+            "where do alerts go?",
+        ),
+        ("Wir bauen die Doku mit Sphinx.", "Ab jetzt MkDocs statt Sphinx.", "womit bauen wir die Doku?"),
+    ],
+)
+def test_each_way_of_naming_what_was_left_behind(tmp_path: Path, older: str, change: str, question: str) -> None:
+    backend = said(make(tmp_path), ("a", "2026-03-02T10:00:00Z", older), ("b", "2026-10-05T10:00:00Z", change))
+    assert recall(backend, question) == [f"user: {change}", f"user: {older}"]
+
+
+def test_an_older_change_or_one_that_leaves_something_else_behind_is_not_brought_in(tmp_path: Path) -> None:
+    backend = said(
+        make(tmp_path),
+        ("a", "2026-01-05T10:00:00Z", "We switched from Jenkins to GitHub Actions."),  # older than the hit
+        ("b", "2026-05-05T10:00:00Z", "Our CI runs on GitHub Actions."),
+        ("c", "2026-09-05T10:00:00Z", "We switched from npm to pnpm."),  # leaves behind a word the hit never says
+    )
+    assert recall(backend, "where does our CI run?") == ["user: Our CI runs on GitHub Actions."]
+
+
+def test_a_question_about_a_period_asks_what_held_then(tmp_path: Path) -> None:
+    """ "which package manager did we use in March?" is answered by what was said then (ADR 180)."""
+    hits = recall(said(make(tmp_path), *YEAR), "which package manager did we use last spring?", limit=8)
+    assert not any("bun" in hit for hit in hits)
+
+
+def test_the_change_stays_in_its_bank_and_out_of_what_the_model_reads(tmp_path: Path) -> None:
+    backend = said(make(tmp_path), ("a", "2026-03-02T10:00:00Z", "The cache is Redis."))
+    turn = json.dumps([{"role": "user", "content": "Redis is out; Memcached from now on.", "timestamp": ASKED_ON}])
+    backend.retain_batch("other", [item(turn, "x", source="auto")], operation_id="x")
+    assert recall(backend, "what is the cache?") == ["user: The cache is Redis."]  # another bank's change
+
+    said(backend, ("b", "2026-10-05T10:00:00Z", "Redis is out; Memcached from now on."))
+    reads = InContext(document_id="b", messages=[{"role": "user", "content": "Redis is out; Memcached from now on."}])
+    assert recall(backend, "what is the cache?", in_context=reads) == ["user: The cache is Redis."]
+
+
+def test_the_limit_and_the_budget_still_hold(tmp_path: Path) -> None:
+    backend = said(make(tmp_path), *YEAR)
+    switch, replaced = "user: We switched from pnpm to bun this week.", "user: pnpm is our package manager."
+    assert recall(backend, "which package manager do we use?", limit=1) == [switch]
+    assert recall(backend, "which package manager do we use?", limit=2) == [switch, replaced]
+    one = recall(said(make(tmp_path / "2"), *YEAR), "which package manager do we use?", limit=8, max_tokens=12)
+    assert one == ["user: We switched from pnpm to bun this week."]
+
+
+def test_what_a_hit_itself_gives_up_is_not_what_it_states(tmp_path: Path) -> None:
+    """Found on the synthetic bench: "…use msgspec instead of writing our own" left "writing"
+    behind, and every later "…instead of writing our own" about other services was put above it."""
+    backend = said(
+        make(tmp_path),
+        ("a", "2026-03-02T10:00:00Z", "Ownership of the search indexer moved to Lena after the reorg."),
+        ("b", "2026-04-02T10:00:00Z", "For the search indexer we decided to use msgspec instead of writing our own."),
+        ("c", "2026-09-02T10:00:00Z", "For the rate limiter we decided to use orjson instead of writing our own."),
+    )
+    hits = recall(backend, "who is responsible for the search indexer?")
+    assert not any("rate limiter" in hit for hit in hits)
