@@ -113,3 +113,15 @@ def test_what_a_hit_itself_gives_up_is_not_what_it_states(tmp_path: Path) -> Non
     )
     hits = recall(backend, "who is responsible for the search indexer?")
     assert not any("rate limiter" in hit for hit in hits)
+
+
+def test_a_change_of_a_change_comes_above_it(tmp_path: Path) -> None:
+    """pnpm → bun → deno: the second change names bun, which only the first change says."""
+    backend = said(make(tmp_path), *YEAR, ("s9", "2026-11-26T10:00:00Z", "Bun broke our CI, we moved off bun to deno."))
+    hits = recall(backend, "which package manager do we use?", limit=8)
+    assert hits[:3] == [
+        "user: Bun broke our CI, we moved off bun to deno.",
+        "user: We switched from pnpm to bun this week.",
+        "user: pnpm is our package manager.",
+    ]
+    assert len(hits) == len(set(hits)) <= 8

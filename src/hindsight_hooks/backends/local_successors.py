@@ -39,6 +39,7 @@ from .local_time import CHANGE_MIN_SHARED, announces_change, content_stems, left
 HITS_LOOKED_AT = 3
 WORDS_SEARCHED = 8
 MATCHES_READ = 12
+CHAIN_STEPS = 2  # a change of a change, and one more: pnpm → bun → deno → npm
 # The words a change is said with when it names what it leaves behind (``local_time``'s
 # ``_LEFT_BEHIND`` and ``_REMOVED``): FTS stems each as it stems the units, so one form stands for
 # all ("switched" for switch, switches, switching). The other languages' words are searched only
@@ -115,20 +116,52 @@ def with_successors(
     seen: Callable[[str, str], bool] | None,
 ) -> list[Candidate]:
     """``chosen`` with each newer change that replaces one of its first hits put just above that
-    hit, cut again to ``budget`` (limit, max tokens). ``search_scope``: the bank's rowid range and
-    the recall's filters; ``asked``: the question's stems; ``seen``: what the model already reads."""
-    words = searched_words(chosen, asked)
-    if not words:
+    hit, and the change of that change above it in turn (pnpm → bun → deno, up to ``CHAIN_STEPS``),
+    cut again to ``budget`` (limit, max tokens). ``search_scope``: the bank's rowid range and the
+    recall's filters; ``asked``: the question's stems; ``seen``: what the model already reads."""
+    successor: dict[int, Candidate] = {}  # rowid of a hit or a change → the change put above it
+    shown = {same_text_key(cand.content) for cand in chosen}
+    have = {cand.rowid for cand in chosen}
+    replaced = chosen[:HITS_LOOKED_AT]
+    for _ in range(1 + CHAIN_STEPS):  # a further step only after a change was found
+        found = _changes_of(conn, replaced, search_scope, asked, (have, shown), seen)
+        if not found:
+            break
+        successor.update(found)
+        replaced = list(found.values())
+        have.update(change.rowid for change in replaced)
+    if not successor:
         return chosen
+
+    def newest_first(cand: Candidate) -> list[Candidate]:
+        chain = [cand]
+        while chain[-1].rowid in successor:
+            chain.append(successor[chain[-1].rowid])
+        return chain[::-1]
+
+    ordered = [c for hit in chosen for c in newest_first(hit)]
+    limit, max_tokens = budget
+    return cut_to_budget(ordered, limit, max_tokens)
+
+
+def _changes_of(
+    conn: sqlite3.Connection,
+    hits: list[Candidate],
+    search_scope: tuple[int, int, Filters],
+    asked: frozenset[str],
+    known: tuple[set[int], set[str]],
+    seen: Callable[[str, str], bool] | None,
+) -> dict[int, Candidate]:
+    """The newest change that replaces each of ``hits`` (by the hit's rowid), one search for all;
+    ``known``: the rowids and text keys already listed, which it adds the changes' keys to."""
+    words = searched_words(hits, asked)
+    if not words:
+        return {}
     lo, hi, filters = search_scope
     where, params = filters.where()
-    elsewhere = any(
-        not hit.content.isascii() or says_other_language_words(hit.content) for hit in chosen[:HITS_LOOKED_AT]
-    )
+    elsewhere = any(not hit.content.isascii() or says_other_language_words(hit.content) for hit in hits)
     changes = (*CHANGE_WORDS, *CHANGE_WORDS_ELSEWHERE) if elsewhere else CHANGE_WORDS
     expression = " OR ".join(f'"{word}"' for word in words) + ") AND (" + " OR ".join(f'"{w}"' for w in changes)
-    expression = f"({expression})"
-    hits = chosen[:HITS_LOOKED_AT]
     # A change is newer than what it replaces: the matches said before every hit are left in SQL
     # (to the second: stored times and message times differ in their fractions; exact below).
     oldest = iso_from_epoch(min(said_epoch(hit) for hit in hits) - 1)
@@ -137,14 +170,11 @@ def with_successors(
         "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?) AS f CROSS JOIN units AS u ON u.rowid = f.rid "
         "JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
         f"WHERE coalesce(nullif(u.occurred_at, ''), u.created_at) > ?{where}",
-        [expression, lo, hi, MATCHES_READ, oldest, *params],
+        [f"({expression})", lo, hi, MATCHES_READ, oldest, *params],
     ).fetchall()
-    if not rows:
-        return chosen
-    states = [stated(hit) for hit in hits]
-    have = {cand.rowid for cand in chosen}
-    shown = {same_text_key(cand.content) for cand in chosen}
-    above: dict[int, Candidate] = {}  # index of the hit in ``chosen`` → the change put above it
+    have, shown = known
+    states = [stated(hit) for hit in hits] if rows else []
+    found: dict[int, Candidate] = {}
     for row in sorted(rows, key=lambda r: -int(r[R_ROWID])):
         if int(row[R_ROWID]) in have or not announces_change(str(row[R_CONTENT])):
             continue  # most matches say a change word and announce nothing: no candidate is built
@@ -152,13 +182,9 @@ def with_successors(
         key = same_text_key(change.content)
         if key in shown or (seen is not None and seen(change.document_id, change.content)):
             continue
-        for i, hit in enumerate(hits):
-            if i not in above and replaces(change, hit, states[i]):  # the newest change of each hit
-                above[i] = change
+        for hit, state in zip(hits, states, strict=True):
+            if hit.rowid not in found and replaces(change, hit, state):  # the newest change of each hit
+                found[hit.rowid] = change
                 shown.add(key)
                 break
-    if not above:
-        return chosen
-    ordered = [c for i, hit in enumerate(chosen) for c in ((above[i], hit) if i in above else (hit,))]
-    limit, max_tokens = budget
-    return cut_to_budget(ordered, limit, max_tokens)
+    return found
