@@ -107,9 +107,33 @@ def test_no_period_where_none_is_named(query: str) -> None:
     assert time_window(query, REF) is None
 
 
-def test_only_the_end_of_a_long_query_is_read() -> None:
-    old_mention = "on 2024-01-05 we met. " + "and then we talked about many other things. " * 10
-    assert time_window(old_mention + "which cache do we use?", REF) is None
+def test_a_long_query_is_read_at_its_start_then_its_end_never_between() -> None:
+    """ADR 210: the plugin's query for this store puts the newest message first, and reflect its
+    question before the context; a conversation newest last ends with its newest message."""
+    talk = "and then we talked about many other things. " * 10
+    assert time_window(talk + "on 2024-01-05 we met. " + talk, REF) is None
+    assert time_window("on 2024-01-05 we met. " + talk, REF) == time_window("on 2024-01-05", REF) is not None
+    assert time_window(talk + "which cache did we pick on 2024-01-05?", REF) == time_window("on 2024-01-05", REF)
+    assert time_window("and yesterday? " + talk + "on 2024-01-05 we met.", REF) == time_window("yesterday", REF)
+
+
+def test_a_follow_up_time_question_after_a_long_reply_is_read() -> None:
+    """ "and in March?" has one search word, so the plugin's query adds the reply before it (ADR
+    187), newest first; the time was read from the query's end, the reply's, and got lost."""
+    from hindsight_hooks.plugin.recall.recall_query import local_search_text
+
+    reply = "it builds the image, signs it with cosign, pushes it, and runs the smoke tests. " * 5
+    for prompt, alone in [
+        ("and in March?", "in March"),
+        ("what about yesterday?", "yesterday"),
+        ("und gestern?", "gestern"),
+    ]:
+        body = f"user: what did we agree about the deploy pipeline?\nassistant: {reply}\nuser: {prompt}"
+        query = local_search_text(body)
+        assert len(query) > 300
+        assert time_window(query, REF) == time_window(alone, REF) is not None
+    context = "Additional context:\n" + reply
+    assert time_window(f"what did we decide yesterday?\n\n{context}", REF) == time_window("yesterday", REF)
 
 
 @pytest.mark.parametrize(
@@ -122,7 +146,8 @@ def test_only_the_end_of_a_long_query_is_read() -> None:
         ("what sports does Paola watch?", False),
         ("which database do we use?", False),
         ("the nowhere flag and the stillborn branch", False),  # whole words only
-        ("now " + "x " * 200, False),  # only the end of a long query counts
+        ("x " * 200 + "now " + "x " * 200, False),  # only the ends of a long query count (ADR 210)
+        ("now? " + "x " * 200, True),
     ],
 )
 def test_a_question_about_how_things_stand_now(query: str, recent: bool) -> None:

@@ -41,3 +41,31 @@ def test_a_prompt_that_says_little_is_searched_with_the_reply_before_it(local_pr
         turn = [user("what runs at night?", 3), assistant("The billing export, every night.", 3)]
         block = block_text(host.context([*turn, user("why?", 4)]))
     assert "qz2" in block  # "why?" has no word to search by: the reply's words stand in for it
+
+
+def test_a_follow_up_time_question_after_a_long_reply_reads_its_time(local_project: Project) -> None:
+    """ADR 210: "what about yesterday?" has one search word, so the reply before it is searched too,
+    after it; the store read the query's time from its end, the reply's, and found none."""
+    import time
+
+    local_project.configure({"local": {"semantic": "off"}}, replace=False)
+    day_ms, now_ms = 86_400_000, int(time.time() * 1000)
+    said = [
+        ("The deploy pipeline signs every image with cosign qb1", now_ms - 40 * day_ms),
+        ("The deploy pipeline runs the smoke tests in staging first qb2", now_ms - day_ms),
+        ("The deploy pipeline pages the release owner when it fails qb3", now_ms - 5 * day_ms),
+    ]
+    with local_project.host("earlier") as host:
+        turns = [
+            message
+            for n, (text, when) in enumerate(said, start=1)
+            for message in (user(text, n, timestamp=when), assistant("Noted qb0", n, timestamp=when + 500))
+        ]
+        host.agent_end(turns)
+    assert wait_until(lambda: all(local_project.unit_count(f"qb{i}") == 1 for i in (1, 2, 3)))
+    reply = "The deploy pipeline signs every image with cosign before it pushes it to the registry. " * 5
+    with local_project.host("today") as host:
+        turn = [user("what did we agree about the deploy pipeline?", 10), assistant(reply, 10)]
+        block = block_text(host.context([*turn, user("what about yesterday?", 11)]))
+    assert "qb2" in block
+    assert block.index("qb2") < min(block.index(tag) for tag in ("qb1", "qb3") if tag in block)

@@ -7,8 +7,8 @@ Two small rules for the embedded store's recall, pure functions over text and ca
   Monday"; vague ones too: "the other day", "last night", "over the weekend"; and a year's:
   "last summer", "early March", "a few months ago", "a year ago") relative to the
   recall's reference time, so the units said then can be fetched and put first. Only the query's
-  last 300 characters are read: the plugin's query is the recent conversation, newest last, and a
-  date the user mentioned ten messages ago must not steer every later recall.
+  first and last 300 characters are read (:func:`query_ends`): a date the user mentioned ten
+  messages ago must not steer every later recall.
 - :func:`asks_for_recent` tells a question about how things stand now ("which port *now*?"),
   the only kind for which hybrid recall lets a unit's age lower its score (ADR 160).
 - :func:`newer_first` puts, among the hits, a newer unit above an older one that says much the
@@ -114,13 +114,34 @@ def _numeric_date(text: str) -> Window | None:
     return None
 
 
+def query_ends(query: str) -> tuple[str, ...]:
+    """Where a query's time is read: its first ``TAIL_CHARS`` characters, then its last.
+
+    The first: the plugin's query for this store puts the newest message first (ADR 187), and
+    reflect puts the question before its context, so "and in March?" after a long reply is read
+    (ADR 210). The last: a query written as a conversation, newest last. Nothing in between: a date
+    mentioned ten messages ago must not steer every later recall."""
+    if len(query) <= TAIL_CHARS:
+        return (query,)
+    return query[:TAIL_CHARS], query[-TAIL_CHARS:]
+
+
 def time_window(query: str, reference_epoch: float) -> Window | None:
-    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None.
+    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None: the
+    one its start names, else the one its end names (:func:`query_ends`).
 
     Runs on every recall, so each pattern is tried only when the words or characters it needs
     are there (a digit, a month's or a weekday's name, "ago", …): most queries name no time.
     """
-    text = query[-TAIL_CHARS:]
+    for text in query_ends(query):
+        window = _window_in(text, reference_epoch)
+        if window is not None:
+            return window
+    return None
+
+
+def _window_in(text: str, reference_epoch: float) -> Window | None:
+    """The period ``text`` (one end of a query) names."""
     text = in_english(text) or text  # "gestern", "la semaine dernière", "hace 3 días" (ADR 193)
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
@@ -204,20 +225,20 @@ _NUMBER_WORD = re.compile(r"\w*\d\w*")
 
 
 def date_numbers(query: str) -> frozenset[str]:
-    """The lower-case words with digits that write a date or a span in ``query``'s tail ("23",
+    """The lower-case words with digits that write a date or a span at ``query``'s ends ("23",
     "01", "2024" of "23.01.2024"; "4th" of "March 4th"; "3" of "3 days ago").
 
     A question's date is answered by the time window; searched as words as well, its numbers
     would raise whatever says "23" or "2024" (a port, a count) above what was said that day.
     """
-    text = query[-TAIL_CHARS:]
-    if _DIGIT.search(text) is None:
-        return frozenset()
-    text = in_english(text) or text  # "am 4. März 2024" as "4 march 2024" (ADR 193)
     found: set[str] = set()
-    for pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(text):
-            found.update(w.lower() for w in _NUMBER_WORD.findall(m[0]))
+    for end in query_ends(query):
+        if _DIGIT.search(end) is None:
+            continue
+        text = in_english(end) or end  # "am 4. März 2024" as "4 march 2024" (ADR 193)
+        for pattern in _DATE_PATTERNS:
+            for m in pattern.finditer(text):
+                found.update(w.lower() for w in _NUMBER_WORD.findall(m[0]))
     return frozenset(found)
 
 
@@ -248,12 +269,12 @@ _RECENT = re.compile(
 
 
 def asks_for_recent(query: str) -> bool:
-    """Does the end of ``query`` ask about how things stand now ("which port is it *now*?")?
+    """Does either end of ``query`` ask about how things stand now ("which port is it *now*?")?
 
     Hybrid recall weighs a unit's age only then (ADR 160): "what sports does she watch?" asks
     about three weeks of chat alike, and an age penalty on it pushed older evidence out.
     """
-    return _RECENT.search(query[-TAIL_CHARS:]) is not None
+    return any(_RECENT.search(end) is not None for end in query_ends(query))
 
 
 # -- change of mind ------------------------------------------------------------------------------------
