@@ -125,3 +125,15 @@ def test_a_change_of_a_change_comes_above_it(tmp_path: Path) -> None:
         "user: pnpm is our package manager.",
     ]
     assert len(hits) == len(set(hits)) <= 8
+
+
+def test_the_switch_comes_first_with_the_semantic_extra_too(tmp_path: Path) -> None:
+    from hindsight_hooks.backends.semantic import StaticEmbedder
+
+    backend = said(LocalBackend(tmp_path / "memory.db", semantic=StaticEmbedder()), *YEAR)
+    assert backend.wait_for_vectors(120)
+    recall(backend, "warm the bank's vectors")  # a cold bank answers by words and reads its vectors
+    assert backend.wait_for_vectors(120)
+    hits = recall(backend, "which package manager do we use?", limit=8)
+    assert "dense" in backend.last_search_mode
+    assert hits[:2] == ["user: We switched from pnpm to bun this week.", "user: pnpm is our package manager."]
