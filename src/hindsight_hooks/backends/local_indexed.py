@@ -22,11 +22,13 @@ from typing import Any
 
 import orjson
 
+from .local_change_marks import change_marks
 from .local_script import unit_script_terms
 from .local_text import without_role_label
 from .local_windows import neighbour_of
 
-LABELLED_SOURCES = frozenset({"transcript", "import"})  # units made of messages, "<role>: <text>"
+LABELLED_SOURCES = frozenset({"transcript", "import"})
+TOOL_OUTPUT_LABEL = "toolResult: "  # units made of messages, "<role>: <text>"
 _TOOL_CALL = re.compile(r"^\[toolCall [^\]\n]*\] ?(.*)$", re.M)
 _JSON_KEY = re.compile(r'"(?:[^"\\\n]|\\.)*"\s*:')
 
@@ -50,10 +52,14 @@ def search_text_of(content: str, source: str) -> str | None:
 
 def indexed_columns(content: str, source: str, context: str) -> tuple[str | None, str]:
     """A unit's ``(search_text, script_terms)`` as every writer stores them: the words the index
-    takes, and the bigrams and emoji tokens (ADR 115) of those words and the unit's turn terms."""
+    takes, and the bigrams and emoji tokens (ADR 115) of those words and the unit's turn terms,
+    then the marks of what a change leaves behind (ADR 209)."""
     search = search_text_of(content, source)
     words = content if search is None else search
-    return search, unit_script_terms(words, neighbour_of(context))
+    script = unit_script_terms(words, neighbour_of(context))
+    # A tool's output (a listing, a diff, a log: "replace the old handler") decides nothing.
+    marks = "" if content.startswith(TOOL_OUTPUT_LABEL) or "[toolCall " in content else change_marks(words)
+    return search, f"{script} {marks}" if script and marks else script or marks
 
 
 def stale_index_columns(rows: Iterable[Sequence[Any]]) -> list[tuple[str | None, str, int]]:

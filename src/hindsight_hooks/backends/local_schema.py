@@ -28,10 +28,11 @@ from ..fsutil import ensure_private_dir
 from ..governance.redact import redact_text
 from ..timefmt import normalize_timestamp
 from .base import BackendError, ErrorKind
+from .local_change_marks import MARKED_WORDS
 from .local_indexed import stale_index_columns
 from .local_script import unit_script_terms
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SLOT_BITS = 40
 MAX_SLOT = (1 << (63 - SLOT_BITS)) - 1
 BUSY_TIMEOUT_MS = 5000
@@ -321,6 +322,46 @@ BEGIN
 END;
 """
 
+# Version 8 (ADR 209): each unit's ``script_terms`` ends with the marks of what it leaves behind
+# as a change (``local_change_marks``). The migration finds the units that can carry one through
+# the index (one of the words such a change is said with) and recomputes their indexed columns.
+# A process of version 7 that outlives the migration writes units without marks: this trigger
+# notes such a unit when the start of its text says one of those words (a change is said in a
+# short message), and the next retain of this version computes its marks (ADR 182's healing). This
+# version's own units that say such a word and carry no mark are noted too: one check for nothing.
+_CHANGE_LIKES = (
+    "switch", "moved", "moving", "migrat", "instead", "replac", "dropp", "longer", "rather", "decided", " out",
+    "remov", "ditch", "statt", "lieu", "lugar", "vez", "invece", "plaats", "вместо", "Вместо", "zamiast", "замість",
+    "Замість",
+)  # fmt: skip
+_V7_TO_V8_NOTE = f"""
+CREATE TRIGGER IF NOT EXISTS units_note_unmarked AFTER INSERT ON units
+WHEN instr(NEW.script_terms, 'zzleft') = 0 AND instr(NEW.script_terms, 'zzgone') = 0
+  AND ({" OR ".join(f"substr(NEW.content, 1, 2000) LIKE '%{like}%'" for like in _CHANGE_LIKES)})
+BEGIN
+  INSERT OR IGNORE INTO units_reindex(unit_rowid) VALUES (NEW.rowid);
+END;
+"""
+
+
+def _v7_to_v8(conn: sqlite3.Connection) -> None:
+    """Note the older writers' unmarked units from now on, and mark the units already stored."""
+    for statement in _statements(_V7_TO_V8_NOTE):
+        conn.execute(statement)
+    expression = " OR ".join(f'"{word}"' for word in MARKED_WORDS)
+    rowids = [int(r[0]) for r in conn.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH ?", (expression,))]
+    for start in range(0, len(rowids), 2000):
+        chunk = rowids[start : start + 2000]
+        rows = conn.execute(
+            "SELECT rowid, content, source, context, search_text, script_terms FROM units "
+            f"WHERE rowid IN ({', '.join('?' for _ in chunk)})",
+            chunk,
+        ).fetchall()
+        conn.executemany(
+            "UPDATE units SET search_text = ?, script_terms = ? WHERE rowid = ?", stale_index_columns(rows)
+        )
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 
 # MIGRATIONS[v] upgrades a database at user_version v to v + 1; index 0 creates the version-1
@@ -335,6 +376,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_to_v5,
     _v5_to_v6,
     _V6_TO_V7,
+    _v7_to_v8,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 assert f"'{RANK_CONFIG}'" in _V2_TO_V3_INDEX and f"'{RANK_CONFIG}'" in _V5_TO_V6_INDEX

@@ -6,89 +6,59 @@ never reaches it, and ``local_time.newer_first`` can only order the hits it is g
 gets the decision that no longer holds. People name a change by what it leaves behind ("from
 pnpm", "instead of Jenkins", "Redis is out"), and that word is in the hit the question found.
 
-So, after the cut, the words of the first few hits (not the question's own, not stop words) are
-searched once more, together with the words a change is said with; a newer unit among the matches
+So, after the cut, the stated words of the first few hits (not the question's own, not stop
+words, not what the hit itself gives up) are looked up among the marks each unit carries of what
+it leaves behind (``local_change_marks``, computed when it was written); a newer unit so marked
 that names one of a hit's words as left behind (``local_time.left_behind``, or as removed with one
-more word in common) is put just above that hit: the newest such change, one per hit. A word the
-hit itself gives up ("msgspec instead of writing our own") is not one it states. Nothing is dropped
-but what the limit and the token budget leave out at the end, as for any other order.
+more word in common) is put just above that hit: the newest such change, one per hit, and the
+change of that change above it in turn. A word the hit itself gives up ("msgspec instead of
+writing our own") is not one it states. Nothing is dropped but what the limit and the token
+budget leave out at the end, as for any other order.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import lru_cache
 
 from ..timefmt import iso_from_epoch
 from .base import same_text_key
+from .local_change_marks import marked, marks_expression
 from .local_hits import candidate_of, said_epoch
 from .local_query import R_CONTENT, R_ROWID, UNIT_COLUMNS, Filters
 from .local_rank import Candidate, cut_to_budget
-from .local_text import (
-    LIGHT_VERBS,
-    STOP_WORDS,
-    fts_tokens,
-    porter_stem,
-    says_other_language_words,
-    without_role_label,
-)
+from .local_text import LIGHT_VERBS
 from .local_time import CHANGE_MIN_SHARED, announces_change, content_stems, left_behind, removed
 
-# How many of the first hits are looked at, how many of their words are searched, and how many
-# of the newest matches are read: a change is newer than what it replaces, and near the top.
+# How many of the first hits are looked at, how many of their words are looked up, and how many
+# of the newest marked units are read: a change is newer than what it replaces, and near the top.
 HITS_LOOKED_AT = 3
-WORDS_SEARCHED = 8
+STEMS_LOOKED_UP = 24
 MATCHES_READ = 12
 CHAIN_STEPS = 2  # a change of a change, and one more: pnpm → bun → deno → npm
-# The words a change is said with when it names what it leaves behind (``local_time``'s
-# ``_LEFT_BEHIND`` and ``_REMOVED``): FTS stems each as it stems the units, so one form stands for
-# all ("switched" for switch, switches, switching). The other languages' words are searched only
-# beside a hit that is in one of them: each word searched costs a lookup in every index segment.
-CHANGE_WORDS = (
-    "switched", "moved", "migrated", "instead", "replaced", "dropped", "longer", "rather", "decided", "out",
-    "removed", "ditched",
-)  # fmt: skip
-CHANGE_WORDS_ELSEWHERE = (
-    "statt",
-    "anstatt",
-    "lieu",
-    "lugar",
-    "vez",
-    "invece",
-    "plaats",
-    "вместо",
-    "zamiast",
-    "замість",
-)
-_CHANGE_STEMS = frozenset(porter_stem(word) for word in (*CHANGE_WORDS, *CHANGE_WORDS_ELSEWHERE))
 
 
+@lru_cache(maxsize=512)
 def given_up(text: str) -> frozenset[str]:
     """The stems of the words ``text`` itself leaves behind or removes: "we use msgspec instead of
     writing our own" states msgspec, not writing, so a later "instead of writing …" replaces nothing
-    of it."""
+    of it. Cached as ``content_stems`` is: the first hits of one turn are mostly the next turn's."""
     if not announces_change(text):
         return frozenset()
     return left_behind(text) | removed(text)
 
 
-def searched_words(hits: list[Candidate], asked: frozenset[str]) -> list[str]:
-    """The words of the first hits a change could name as left behind: not stop words, not light
-    verbs, not the change words, not the question's (``asked``: its stems), and not what the hit
-    itself gives up; in order."""
+def searched_stems(hits: list[Candidate], asked: frozenset[str]) -> list[str]:
+    """The stems of the first hits a change could name as left behind: what each states (its
+    content words, less what it gives up itself), not light verbs, not the question's (``asked``);
+    in the hits' order, at most ``STEMS_LOOKED_UP``."""
     out: dict[str, None] = {}
     for hit in hits[:HITS_LOOKED_AT]:
-        dropped = given_up(hit.content)
-        for token in fts_tokens(without_role_label(hit.content)):
-            if len(token) < 2 or token in STOP_WORDS or token.isdigit():
-                continue
-            stem = porter_stem(token)
-            if stem in asked or stem in LIGHT_VERBS or stem in _CHANGE_STEMS or stem in dropped:
-                continue
-            out[token] = None
-            if len(out) >= WORDS_SEARCHED:
-                return list(out)
-    return list(out)
+        for stem in sorted(stated(hit) - asked - LIGHT_VERBS):
+            if not stem.isdigit():
+                out[stem] = None
+    return list(out)[:STEMS_LOOKED_UP]
 
 
 def stated(hit: Candidate) -> frozenset[str]:
@@ -154,14 +124,11 @@ def _changes_of(
 ) -> dict[int, Candidate]:
     """The newest change that replaces each of ``hits`` (by the hit's rowid), one search for all;
     ``known``: the rowids and text keys already listed, which it adds the changes' keys to."""
-    words = searched_words(hits, asked)
-    if not words:
+    stems = marked(conn, searched_stems(hits, asked))
+    if not stems:
         return {}
     lo, hi, filters = search_scope
     where, params = filters.where()
-    elsewhere = any(not hit.content.isascii() or says_other_language_words(hit.content) for hit in hits)
-    changes = (*CHANGE_WORDS, *CHANGE_WORDS_ELSEWHERE) if elsewhere else CHANGE_WORDS
-    expression = " OR ".join(f'"{word}"' for word in words) + ") AND (" + " OR ".join(f'"{w}"' for w in changes)
     # A change is newer than what it replaces: the matches said before every hit are left in SQL
     # (to the second: stored times and message times differ in their fractions; exact below).
     oldest = iso_from_epoch(min(said_epoch(hit) for hit in hits) - 1)
@@ -170,14 +137,14 @@ def _changes_of(
         "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?) AS f CROSS JOIN units AS u ON u.rowid = f.rid "
         "JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
         f"WHERE coalesce(nullif(u.occurred_at, ''), u.created_at) > ?{where}",
-        [f"({expression})", lo, hi, MATCHES_READ, oldest, *params],
+        [marks_expression(stems), lo, hi, MATCHES_READ, oldest, *params],
     ).fetchall()
     have, shown = known
     states = [stated(hit) for hit in hits] if rows else []
     found: dict[int, Candidate] = {}
     for row in sorted(rows, key=lambda r: -int(r[R_ROWID])):
         if int(row[R_ROWID]) in have or not announces_change(str(row[R_CONTENT])):
-            continue  # most matches say a change word and announce nothing: no candidate is built
+            continue  # marked when written; a text edited since may no longer announce it
         change = candidate_of(row)
         key = same_text_key(change.content)
         if key in shown or (seen is not None and seen(change.document_id, change.content)):

@@ -427,6 +427,12 @@ _REMOVED = re.compile(rf"\b(?:remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?)\s+{_THE}
 
 def left_behind(text: str) -> frozenset[str]:
     """The stems of the words a change announces as left behind (empty for most texts)."""
+    found = left_behind_words(text)
+    return content_stems(" ".join(found)) if found else frozenset()
+
+
+def left_behind_words(text: str) -> list[str]:
+    """The words a change announces as left behind, as written ("pnpm" of "switched from pnpm")."""
     found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
     if _maybe_elsewhere(text):
         for match in _LEFT_BEHIND_ELSEWHERE.finditer(text):
@@ -437,7 +443,7 @@ def left_behind(text: str) -> frozenset[str]:
             declines = match.group(0).lower().startswith(("zamiast", "замість"))
             if declines and len(word) > 4 and word[-1].lower() in "auау":
                 found.append(word[:-1])
-    return content_stems(" ".join(found)) if found else frozenset()
+    return found
 
 
 def removed(text: str) -> frozenset[str]:
