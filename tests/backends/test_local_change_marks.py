@@ -1,6 +1,6 @@
 """The marks of what a change leaves behind, kept in the index when a unit is written (ADR 209):
-computed by every writer, given to a version-7 file's units by the migration, and to the units an
-older process writes afterwards by the next retain; on real SQLite files."""
+computed by every writer and given to a version-7 file's units by the migration; on real SQLite
+files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_indexed import indexed_columns
 from hindsight_hooks.backends.local_schema import SCHEMA_VERSION
-from tests.backends.test_local_reindex import older_insert
 from tests.backends.test_local_support import make, raw
 from tests.backends.test_local_time_spans import said
 
@@ -56,9 +55,8 @@ PNPM = ("s1", "2026-09-24T10:00:00Z", "pnpm is our package manager.")
 
 
 def as_version_7(path: Path) -> None:
-    """The file as version 7 wrote it: no marks, no trigger noting unmarked units."""
+    """The file as version 7 wrote it: no marks."""
     conn = sqlite3.connect(str(path), isolation_level=None)
-    conn.execute("DROP TRIGGER units_note_unmarked")
     for rowid, terms in conn.execute("SELECT rowid, script_terms FROM units").fetchall():
         kept = " ".join(t for t in str(terms).split() if not t.startswith(("zzleft", "zzgone")))
         conn.execute("UPDATE units SET script_terms = ? WHERE rowid = ?", (kept, rowid))
@@ -80,20 +78,6 @@ def test_a_version_7_file_gets_its_marks_when_opened(tmp_path: Path) -> None:
         "user: We switched from pnpm to bun this week.",
         "user: pnpm is our package manager.",
     ]
-
-
-def test_a_change_an_older_process_writes_is_marked_by_the_next_retain(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
-    backend = said(make(tmp_path), PNPM)
-    old = sqlite3.connect(str(path), isolation_level=None)
-    older_insert(old, 1 << 40 | 500, "user: We switched from pnpm to bun this week.")  # no marks, as version 7
-    old.close()
-    assert marks_in(path) == 0
-    assert raw(path).execute("SELECT count(*) FROM units_reindex").fetchone()[0] == 1
-
-    said(backend, ("s3", "2026-11-21T10:00:00Z", "The API listens on port 8080."))
-    assert marks_in(path) == 1
-    assert raw(path).execute("SELECT count(*) FROM units_reindex").fetchone()[0] == 0
 
 
 def test_an_edit_that_makes_a_memory_a_change_marks_it(tmp_path: Path) -> None:
