@@ -197,3 +197,17 @@ def test_a_year_scale_time_puts_what_was_said_then_first(tmp_path: Path, questio
     assert sorted(next(text for text in first if text in hit.text) for hit in hits[: len(first)]) == sorted(first)
     assert "+time" in backend.last_search_mode
     assert len(hits) == len(PIPELINE)  # what was said at other times stays, after
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        ("what did we decide in the spring?", ("26-03-01", "26-06-01")),
+        ("during the winter we had outages, which ones?", ("25-12-01", "26-03-01")),
+        ("what was agreed in the fall?", ("26-09-01", "26-11-30")),  # the autumn going on, up to today
+        ("what will we do in the summer?", None),  # a plan
+        ("we slow down in the summer", None),  # a habit
+    ],
+)
+def test_in_the_season_names_one_only_in_a_question_about_the_past(query: str, period: tuple[str, str] | None) -> None:
+    assert on(query, NOVEMBER) == period

@@ -13,7 +13,8 @@ said in that span (ADR 118); nothing outside it is dropped.
   and names no period before it starts (a plan, not a memory); "over the summer" and "this past
   summer" are the latest summer that has begun. "summer 2025", "the summer of 2025": that year's
   ("winter 2025" is the winter the new year 2025 falls in). "in the summer", "during the winter"
-  are as often a habit or a plan ("we slow down in the summer"): they name no period.
+  are as often a habit or a plan ("we slow down in the summer"): they name a period only in a
+  question about the past ("what did we decide in the spring?": did, was, were, had, decided, …).
 - Parts of a month: "early March", "the beginning / start of March": days 1–10; "mid-March", "the
   middle of March": 11–20; "late March", "the end of March": 21 to the month's end. Without a year,
   the latest such part that has begun.
@@ -58,6 +59,10 @@ _SEASON_NAMED = re.compile(
     rf"|(?:the\s+)?({_SEASON})\s+(?:of\s+)?(\d{{4}})\b)",
     re.I,
 )
+# "in the summer", "during the winter" are as often a habit or a plan ("we slow down in the summer");
+# asked about the past ("what did we decide in the spring?") they are the latest one that has begun.
+_SEASON_IN = re.compile(rf"\b(?:in|during)\s+the\s+({_SEASON})\b(?!\s*,?\s*(?:of\s+)?\d)")
+PAST_WORDS = frozenset({"did", "was", "were", "had", "decided", "agreed", "chose", "picked", "said", "discussed"})
 _MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",
@@ -93,6 +98,8 @@ def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window 
     end_of_today = (today + timedelta(days=1)).timestamp()
     if m := _SEASON_NAMED.search(lowered):
         return _season(m, today)
+    if not words.isdisjoint(PAST_WORDS) and (m := _SEASON_IN.search(lowered)):
+        return _season_begun(m[1], today)
     if m := _QUARTER.search(lowered):
         first_month = 3 * ((today.month - 1) // 3) + 1
         start = datetime(today.year, first_month, 1, tzinfo=UTC)
@@ -144,7 +151,7 @@ def _season(m: re.Match[str], today: datetime) -> Window | None:
             return None
         start, end = _season_span(year - 1 if season == "winter" else year, season)
         return start.timestamp(), end.timestamp()
-    how, season = " ".join(m[1].split()), m[2]
+    how, season = " ".join(m[1].split()), m[2].lower()
     year = today.year if today.month >= _SEASON_START[season] else today.year - 1
     start, end = _season_span(year, season)  # the latest one that has begun
     going_on = end > today
@@ -152,6 +159,13 @@ def _season(m: re.Match[str], today: datetime) -> Window | None:
         start, end = _season_span(year - 1, season)
     elif how in ("this", "earlier this") and not going_on and start.year != today.year:
         return None  # "this winter", asked in November: the one to come
+    return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
+
+
+def _season_begun(season: str, today: datetime) -> Window:
+    """The latest ``season`` that has begun, up to today."""
+    year = today.year if today.month >= _SEASON_START[season] else today.year - 1
+    start, end = _season_span(year, season)
     return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
 
 
