@@ -485,7 +485,8 @@ _QUERY_PIECES = st.sampled_from(
      # ADR 208
      "summer", "winter", "fall", "spring", "early", "mid-March", "late", "end", "beginning", "of", "quarter", "year",
      "years", "months", "several", "holidays", "christmas", "new", "0000", "9999", "1899", "2025", "twelve", "or",
-     "so", "letzten", "Sommer", "été", "dernier", "l'hiver", "год", "rok", "рік", "il", "y", "un", "an", "mesi"]
+     "so", "letzten", "Sommer", "été", "dernier", "l'hiver", "год", "rok", "рік", "il", "y", "un", "an", "mesi",
+     "did", "was", "spring"]
 )  # fmt: skip
 
 
