@@ -69,3 +69,17 @@ def test_a_follow_up_time_question_after_a_long_reply_reads_its_time(local_proje
         block = block_text(host.context([*turn, user("what about yesterday?", 11)]))
     assert "qb2" in block
     assert block.index("qb2") < min(block.index(tag) for tag in ("qb1", "qb3") if tag in block)
+
+
+def test_a_switch_said_in_other_words_is_in_the_block_above_what_it_replaced(local_project: Project) -> None:
+    """ADR 209 through the `Host`: the switch says neither "package" nor "manager"."""
+    local_project.configure({"local": {"semantic": "off"}}, replace=False)
+    with local_project.host("spring") as host:
+        host.agent_end([user("pnpm is our package manager qc1", 1), assistant("Noted qc0", 1)])
+    with local_project.host("autumn") as host:
+        host.agent_end([user("We switched from pnpm to bun this week qc2", 5), assistant("Noted qc9", 5)])
+    assert wait_until(lambda: local_project.unit_count("qc1") == 1 and local_project.unit_count("qc2") == 1)
+    with local_project.host("today") as host:
+        block = block_text(host.context([user("which package manager do we use?", 9)]))
+    assert "qc1" in block and "qc2" in block
+    assert block.index("qc2") < block.index("qc1")
