@@ -137,3 +137,11 @@ def test_the_switch_comes_first_with_the_semantic_extra_too(tmp_path: Path) -> N
     hits = recall(backend, "which package manager do we use?", limit=8)
     assert "dense" in backend.last_search_mode
     assert hits[:2] == ["user: We switched from pnpm to bun this week.", "user: pnpm is our package manager."]
+
+
+def test_a_change_written_after_a_recall_is_found_by_the_next(tmp_path: Path) -> None:
+    """The marks a file holds are kept between recalls until the file changes."""
+    backend = said(make(tmp_path), *YEAR[:-1])
+    assert not any("bun" in hit for hit in recall(backend, "which package manager do we use?"))
+    said(backend, YEAR[-1])
+    assert recall(backend, "which package manager do we use?")[0] == "user: We switched from pnpm to bun this week."

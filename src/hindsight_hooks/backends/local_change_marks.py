@@ -36,15 +36,17 @@ MARKED_WORDS = (
 
 def change_marks(words: str) -> str:
     """The marks of a unit's indexed words: '' for a text that announces no change or names
-    nothing it leaves behind (nearly every unit)."""
+    nothing it leaves behind (nearly every unit). Only a decision already taken marks: "switched
+    from", "replaced", "removed"; "replace the handler", "remove self", "X rather than Y" describe
+    code as often as a change of mind, and in a bank of source lines marked one unit in a hundred."""
     if not announces_change(words):
         return ""
     # "instead of writing our own", "rather than waiting": a verb's -ing form names what was not
     # done, not a thing that was chosen and left; marked, every such unit would match the hits that
     # say the verb, and each mark is one more word in its row's bm25 length.
-    named = [word for word in left_behind_words(words) if not word.lower().endswith("ing")]
+    named = [word for word in left_behind_words(words, decided=True) if not word.lower().endswith("ing")]
     left = content_stems(" ".join(named)) if named else frozenset()
-    gone = removed(words)
+    gone = removed(words, decided=True)
     return " ".join([*(LEFT_MARK + stem for stem in sorted(left)), *(GONE_MARK + stem for stem in sorted(gone))])
 
 
@@ -54,20 +56,42 @@ _VOCAB = "temp.hindsight_marks_vocab"
 _CREATE_VOCAB = f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, units_fts, row)"
 
 
-def marked(conn: sqlite3.Connection, stems: Iterable[str]) -> list[str]:
-    """The ``stems`` that some unit of the file marks as left behind or removed.
+def marks_held(conn: sqlite3.Connection) -> frozenset[str]:
+    """Every mark the file's index holds (as the index stems it), read once per change to the file.
 
     Why first: each term an FTS5 query names costs a lookup in every index segment (~0.04 ms
     each here, even for a term no unit has), so asking for two marks of 24 stems cost ~1.9 ms.
-    The marks a file holds are few; one range read of the index's vocabulary (~0.07 ms) lists
-    them, and only the stems among them are asked for (usually none)."""
+    The marks a file holds are few; one range read of the index's vocabulary (0.02–0.25 ms) lists
+    them, and only the stems among them are asked for (usually none). The list is kept per
+    connection until the file changes (``PRAGMA data_version`` for other connections' commits,
+    ``total_changes`` for this one's), so a turn whose store nobody wrote to reads nothing."""
+    version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+    kept = _HELD.get(id(conn))
+    if kept is not None and kept[0] is conn and kept[1] == version:
+        return kept[2]
     try:
         rows = conn.execute(_MARKS_IN_VOCAB).fetchall()
     except sqlite3.OperationalError:
         conn.execute(_CREATE_VOCAB)
         rows = conn.execute(_MARKS_IN_VOCAB).fetchall()
-    present = {str(row[0]) for row in rows}
-    return [stem for stem in stems if any(porter_stem(mark + stem) in present for mark in (LEFT_MARK, GONE_MARK))]
+    held = frozenset(str(row[0]) for row in rows)
+    if len(_HELD) >= _HELD_MAX and id(conn) not in _HELD:
+        _HELD.pop(next(iter(_HELD)))
+    _HELD[id(conn)] = (conn, version, held)
+    return held
+
+
+# id(connection) → (the connection, its file's version, the marks): the connection is held, so its
+# id is not reused while it is kept; a process has a few connections (one per thread that reads).
+_HELD: dict[int, tuple[sqlite3.Connection, tuple[int, int], frozenset[str]]] = {}
+_HELD_MAX = 16
+
+
+def marked(held: frozenset[str], stems: Iterable[str]) -> list[str]:
+    """The ``stems`` that some unit marks as left behind or removed (``held``: :func:`marks_held`)."""
+    if not held:
+        return []
+    return [stem for stem in stems if any(porter_stem(mark + stem) in held for mark in (LEFT_MARK, GONE_MARK))]
 
 
 # Both marks sort between these two terms ("zzgone…" < "zzleft…" < "zzlefu").

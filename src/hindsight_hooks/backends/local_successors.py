@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ..timefmt import iso_from_epoch
 from .base import same_text_key
-from .local_change_marks import marked, marks_expression
+from .local_change_marks import marked, marks_expression, marks_held
 from .local_hits import candidate_of, said_epoch
 from .local_query import R_CONTENT, R_ROWID, UNIT_COLUMNS, Filters
 from .local_rank import Candidate, cut_to_budget
@@ -93,8 +93,9 @@ def with_successors(
     shown = {same_text_key(cand.content) for cand in chosen}
     have = {cand.rowid for cand in chosen}
     replaced = chosen[:HITS_LOOKED_AT]
+    held = marks_held(conn) if replaced else frozenset()
     for _ in range(1 + CHAIN_STEPS):  # a further step only after a change was found
-        found = _changes_of(conn, replaced, search_scope, asked, (have, shown), seen)
+        found = _changes_of(conn, replaced, (search_scope, held), asked, (have, shown), seen)
         if not found:
             break
         successor.update(found)
@@ -117,17 +118,18 @@ def with_successors(
 def _changes_of(
     conn: sqlite3.Connection,
     hits: list[Candidate],
-    search_scope: tuple[int, int, Filters],
+    scope: tuple[tuple[int, int, Filters], frozenset[str]],
     asked: frozenset[str],
     known: tuple[set[int], set[str]],
     seen: Callable[[str, str], bool] | None,
 ) -> dict[int, Candidate]:
     """The newest change that replaces each of ``hits`` (by the hit's rowid), one search for all;
-    ``known``: the rowids and text keys already listed, which it adds the changes' keys to."""
-    stems = marked(conn, searched_stems(hits, asked))
+    ``scope``: the bank's rowid range and filters, and the marks the file holds; ``known``: the
+    rowids and text keys already listed, which it adds the changes' keys to."""
+    (lo, hi, filters), held = scope
+    stems = marked(held, searched_stems(hits, asked))
     if not stems:
         return {}
-    lo, hi, filters = search_scope
     where, params = filters.where()
     # A change is newer than what it replaces: the matches said before every hit are left in SQL
     # (to the second: stored times and message times differ in their fractions; exact below).

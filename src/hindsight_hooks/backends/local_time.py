@@ -411,6 +411,15 @@ _LEFT_BEHIND = re.compile(
     r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
     re.I,
 )
+# The same, said of a decision already taken (ADR 209's marks): the past forms only. "replace the
+# handler", "remove self", "None rather than bool" describe code as often as a change of mind.
+_LEFT_DECIDED = re.compile(
+    r"\b(?:(?:switched|moved|migrated)\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of|replaced|dropped"
+    rf"|no\s+longer\s+(?:use|using|run|running|on)|decided\s+against)\s+{_THE}([\w.+#-]+)"
+    r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
+    re.I,
+)
+_REMOVED_DECIDED = re.compile(rf"\b(?:removed|ditched)\s+{_THE}([\w.+#-]+)", re.I)
 # "instead of X" in the other languages of ADR 192, with their articles (searched as above).
 _LEFT_BEHIND_ELSEWHERE = re.compile(
     r"\b(?:(?:an)?statt\s+(?:(?:der|die|das|dem|den|des)\s+)?|au\s+lieu\s+(?:de\s+(?:la\s+|l')?|du\s+|des\s+|d')"
@@ -431,9 +440,12 @@ def left_behind(text: str) -> frozenset[str]:
     return content_stems(" ".join(found)) if found else frozenset()
 
 
-def left_behind_words(text: str) -> list[str]:
-    """The words a change announces as left behind, as written ("pnpm" of "switched from pnpm")."""
-    found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
+def left_behind_words(text: str, decided: bool = False) -> list[str]:
+    """The words a change announces as left behind, as written ("pnpm" of "switched from pnpm");
+    ``decided``: only as a decision already taken says it ("switched from", "replaced", not
+    "replace")."""
+    pattern = _LEFT_DECIDED if decided else _LEFT_BEHIND
+    found = [w for m in pattern.finditer(text) for w in m.groups() if w]
     if _maybe_elsewhere(text):
         for match in _LEFT_BEHIND_ELSEWHERE.finditer(text):
             word = match.group(1).rstrip(".")
@@ -446,9 +458,10 @@ def left_behind_words(text: str) -> list[str]:
     return found
 
 
-def removed(text: str) -> frozenset[str]:
-    """The stems of the words a change names as removed ("removed the Redis consumer": redi)."""
-    found = _REMOVED.findall(text)
+def removed(text: str, decided: bool = False) -> frozenset[str]:
+    """The stems of the words a change names as removed ("removed the Redis consumer": redi);
+    ``decided``: only in the past forms ("removed", not "remove")."""
+    found = (_REMOVED_DECIDED if decided else _REMOVED).findall(text)
     return content_stems(" ".join(found)) if found else frozenset()
 
 
