@@ -404,21 +404,26 @@ def _maybe_elsewhere(text: str) -> bool:
 # even when it shares no other word with the newer one ("we will use MySQL" → "we switched from
 # MySQL to Postgres", ADR 174).
 _THE = r"(?:(?:the|our|a|an)\s+)?"
-_LEFT_BEHIND = re.compile(
-    r"\b(?:(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing))\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of"
-    rf"|replac(?:e|ed|es|ing)|dropp(?:ed|ing)|no\s+longer\s+(?:use|using|run|running|on)|rather\s+than"
-    rf"|decided\s+against)\s+{_THE}([\w.+#-]+)"
-    r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
-    re.I,
+
+
+def _left_pattern(moved: str, named: str) -> re.Pattern[str]:
+    """A left-behind pattern: ``moved`` are the verbs said with "from" / "off", ``named`` the words
+    the thing left behind follows directly; "instead of", "no longer use", "decided against" and
+    "X is out" in both."""
+    return re.compile(
+        rf"\b(?:(?:{moved})\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of|{named}"
+        rf"|no\s+longer\s+(?:use|using|run|running|on)|decided\s+against)\s+{_THE}([\w.+#-]+)"
+        r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
+        re.I,
+    )
+
+
+_LEFT_BEHIND = _left_pattern(
+    r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing)", r"replac(?:e|ed|es|ing)|dropp(?:ed|ing)|rather\s+than"
 )
 # The same, said of a decision already taken (ADR 209's marks): the past forms only. "replace the
 # handler", "remove self", "None rather than bool" describe code as often as a change of mind.
-_LEFT_DECIDED = re.compile(
-    r"\b(?:(?:switched|moved|migrated)\s+(?:away\s+)?(?:from|off(?:\s+of)?)|instead\s+of|replaced|dropped"
-    rf"|no\s+longer\s+(?:use|using|run|running|on)|decided\s+against)\s+{_THE}([\w.+#-]+)"
-    r"|\b([\w.+#-]+)\s+(?:is|are)\s+out\b",
-    re.I,
-)
+_LEFT_DECIDED = _left_pattern(r"switched|moved|migrated", r"replaced|dropped")
 _REMOVED_DECIDED = re.compile(rf"\b(?:removed|ditched)\s+{_THE}([\w.+#-]+)", re.I)
 # "instead of X" in the other languages of ADR 192, with their articles (searched as above).
 _LEFT_BEHIND_ELSEWHERE = re.compile(
