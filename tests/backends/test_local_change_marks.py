@@ -86,3 +86,15 @@ def test_an_edit_that_makes_a_memory_a_change_marks_it(tmp_path: Path) -> None:
     assert unit.id is not None
     backend.update_unit("b", unit.id, content="user: We switched from pnpm to bun this week.")
     assert marks_in(tmp_path / "memory.db") == 1
+
+
+def test_the_marks_held_are_kept_per_connection_and_read_again_when_the_file_changes(tmp_path: Path) -> None:
+    from hindsight_hooks.backends.local_change_marks import marks_held
+
+    backend = said(make(tmp_path), PNPM)
+    conns = [sqlite3.connect(str(tmp_path / "memory.db")) for _ in range(20)]  # more than are kept
+    assert all(marks_held(conn) == frozenset() for conn in conns)
+    said(backend, SWITCH)  # another connection commits: each sees the new mark
+    assert all(marks_held(conn) == {"zzleftpnpm"} for conn in conns)
+    for conn in conns:
+        conn.close()

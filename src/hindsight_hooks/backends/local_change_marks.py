@@ -18,6 +18,7 @@ the query finds what the write stored. Every writer computes a unit's indexed co
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable
 
 from .local_text import porter_stem
@@ -75,9 +76,10 @@ def marks_held(conn: sqlite3.Connection) -> frozenset[str]:
         conn.execute(_CREATE_VOCAB)
         rows = conn.execute(_MARKS_IN_VOCAB).fetchall()
     held = frozenset(str(row[0]) for row in rows)
-    if len(_HELD) >= _HELD_MAX and id(conn) not in _HELD:
-        _HELD.pop(next(iter(_HELD)))
-    _HELD[id(conn)] = (conn, version, held)
+    with _HELD_LOCK:  # the recall's own thread and a helper thread may both get here
+        if len(_HELD) >= _HELD_MAX and id(conn) not in _HELD:
+            del _HELD[next(iter(_HELD))]
+        _HELD[id(conn)] = (conn, version, held)
     return held
 
 
@@ -85,6 +87,7 @@ def marks_held(conn: sqlite3.Connection) -> frozenset[str]:
 # id is not reused while it is kept; a process has a few connections (one per thread that reads).
 _HELD: dict[int, tuple[sqlite3.Connection, tuple[int, int], frozenset[str]]] = {}
 _HELD_MAX = 16
+_HELD_LOCK = threading.Lock()
 
 
 def marked(held: frozenset[str], stems: Iterable[str]) -> list[str]:
