@@ -24,6 +24,10 @@ from tests.backends.test_local_time_spans import said
         ("user: Redis is out; Memcached from now on.", "zzleftredi"),
         ("user: We use MkDocs instead of Sphinx since Monday.", "zzleftsphinx"),
         ("user: we removed the Redis stream consumer", "zzgoneredi"),
+        ("user: Let's switch from pnpm to bun.", "zzleftpnpm"),  # a decision said as it is taken
+        ("user: we should migrate off Heroku this quarter", "zzleftheroku"),
+        ("user: we're moving off Jenkins next sprint", "zzleftjenkin"),
+        ("user: replace the old handler, move from the cache to the disk", ""),  # code, not a decision
         ("user: Ab jetzt MkDocs statt Sphinx.", "zzleftsphinx"),
         ("user: The cache is Redis.", ""),  # announces no change
         ("user: moved the meeting to Friday", ""),  # announces a change, names nothing left behind

@@ -421,9 +421,13 @@ def _left_pattern(moved: str, named: str) -> re.Pattern[str]:
 _LEFT_BEHIND = _left_pattern(
     r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing)", r"replac(?:e|ed|es|ing)|dropp(?:ed|ing)|rather\s+than"
 )
-# The same, said of a decision already taken (ADR 209's marks): the past forms only. "replace the
-# handler", "remove self", "None rather than bool" describe code as often as a change of mind.
-_LEFT_DECIDED = _left_pattern(r"switched|moved|migrated", r"replaced|dropped")
+# The same, said of a decision (ADR 209's marks): "replaced", "removed" in the past forms only, as
+# "replace the handler", "remove self", "None rather than bool" describe code as often as a change
+# of mind; "switch from" and "migrate off" are a decision in any form ("let's switch from pnpm to
+# bun"), "moving off" too, "move from" only when past ("move from the cache to the disk" is code).
+_LEFT_DECIDED = _left_pattern(
+    r"switch(?:ed|ing)?|migrat(?:e|ed|ing)|moved|moving(?=\s+(?:away\s+)?off)", r"replaced|dropped"
+)
 _REMOVED_DECIDED = re.compile(rf"\b(?:removed|ditched)\s+{_THE}([\w.+#-]+)", re.I)
 # "instead of X" in the other languages of ADR 192, with their articles (searched as above).
 _LEFT_BEHIND_ELSEWHERE = re.compile(
