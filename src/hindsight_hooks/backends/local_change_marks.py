@@ -35,19 +35,24 @@ MARKED_WORDS = (
 )  # fmt: skip
 
 
-def change_marks(words: str) -> str:
-    """The marks of a unit's indexed words: '' for a text that announces no change or names
-    nothing it leaves behind (nearly every unit). Only a decision already taken marks: "switched
-    from", "replaced", "removed"; "replace the handler", "remove self", "X rather than Y" describe
-    code as often as a change of mind, and in a bank of source lines marked one unit in a hundred."""
-    if not announces_change(words):
-        return ""
+def decided_marks(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems ``text`` marks: what it leaves behind and what it removes, as a decision says them
+    (both empty for a text that announces no change, nearly every unit). "switched from",
+    "replaced", "removed"; "replace the handler", "remove self", "X rather than Y" describe code as
+    often as a change of mind, and in a bank of source lines marked one unit in a hundred."""
+    if not announces_change(text):
+        return frozenset(), frozenset()
     # "instead of writing our own", "rather than waiting": a verb's -ing form names what was not
     # done, not a thing that was chosen and left; marked, every such unit would match the hits that
     # say the verb, and each mark is one more word in its row's bm25 length.
-    named = [word for word in left_behind_words(words, decided=True) if not word.lower().endswith("ing")]
+    named = [word for word in left_behind_words(text, decided=True) if not word.lower().endswith("ing")]
     left = content_stems(" ".join(named)) if named else frozenset()
-    gone = removed(words, decided=True)
+    return left, removed(text, decided=True)
+
+
+def change_marks(words: str) -> str:
+    """The marks of a unit's indexed words (:func:`decided_marks`), as the index keeps them."""
+    left, gone = decided_marks(words)
     return " ".join([*(LEFT_MARK + stem for stem in sorted(left)), *(GONE_MARK + stem for stem in sorted(gone))])
 
 

@@ -24,9 +24,9 @@ from functools import lru_cache
 
 from ..timefmt import iso_from_epoch
 from .base import same_text_key
-from .local_change_marks import marked, marks_expression, marks_held
+from .local_change_marks import decided_marks, marked, marks_expression, marks_held
 from .local_hits import candidate_of, said_epoch
-from .local_query import R_CONTENT, R_ROWID, UNIT_COLUMNS, Filters
+from .local_query import R_ROWID, UNIT_COLUMNS, Filters
 from .local_rank import Candidate, cut_to_budget
 from .local_text import LIGHT_VERBS
 from .local_time import CHANGE_MIN_SHARED, announces_change, content_stems, left_behind, removed
@@ -67,13 +67,14 @@ def stated(hit: Candidate) -> frozenset[str]:
 
 
 def replaces(change: Candidate, hit: Candidate, old: frozenset[str]) -> bool:
-    """Is ``change`` newer than ``hit`` (which states ``old``) and does it name one of those words
-    as left behind (or as removed, with one more word in common)? ``change`` announces a change."""
+    """Is ``change`` newer than ``hit`` (which states ``old``) and does it mark one of those words
+    as left behind (or as removed, with one more word in common)? The words its marks name, read
+    again from its text: the same rule as when it was written, so the look-up and the check agree."""
     if said_epoch(change) <= said_epoch(hit):
         return False
-    if not left_behind(change.content).isdisjoint(old):
+    left, gone = decided_marks(change.content)
+    if not left.isdisjoint(old):
         return True
-    gone = removed(change.content)
     return not gone.isdisjoint(old) and len(old & content_stems(change.content)) >= CHANGE_MIN_SHARED
 
 
@@ -145,8 +146,8 @@ def _changes_of(
     states = [stated(hit) for hit in hits] if rows else []
     found: dict[int, Candidate] = {}
     for row in sorted(rows, key=lambda r: -int(r[R_ROWID])):
-        if int(row[R_ROWID]) in have or not announces_change(str(row[R_CONTENT])):
-            continue  # marked when written; a text edited since may no longer announce it
+        if int(row[R_ROWID]) in have:
+            continue
         change = candidate_of(row)
         key = same_text_key(change.content)
         if key in shown or (seen is not None and seen(change.document_id, change.content)):
