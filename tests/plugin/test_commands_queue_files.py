@@ -61,13 +61,17 @@ def _kill_mid_write(script: str, target: Path, *args: str) -> Path:
     """Run a real writer and SIGKILL it while its temp file exists; returns that temp file.
 
     The kill races the writer's rename: seen a moment before, the temp file may be renamed away by
-    the time the signal lands (more likely on a loaded machine). Such a run proves nothing either
-    way, so a fresh writer is started, up to a bound."""
+    the time the signal lands (more likely on a loaded machine). It also races the first write:
+    landed just after the temp file was created, it leaves the file empty (seen once in CI, with
+    a fuzz run beside it). Neither run is a write cut in the middle, so the empty file is removed
+    and a fresh writer is started, up to a bound."""
     for _ in range(50):
         left = _one_kill(script, target, *args)
         if left:
             assert len(left) == 1, "a killed writer leaves at most its one temp file behind"
-            return left[0]
+            if left[0].stat().st_size > 0:
+                return left[0]
+            left[0].unlink()
     raise AssertionError("the writer was never killed while its temp file existed (50 tries)")
 
 
