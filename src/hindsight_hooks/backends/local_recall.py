@@ -187,7 +187,8 @@ class LocalRecall(LocalVectorWiring):
             shown = detailed(conn, ordered, max(2 * limit, 10))
             seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
             # What only restates the question goes after what says more (ADR 186).
-            answers = restatements_last(shown, question_stems(terms)) if asks_beyond_itself(request.query) else shown
+            asked = question_stems(terms)
+            answers = restatements_last(shown, asked) if asks_beyond_itself(request.query) else shown
             chosen = cut_to_budget(
                 distinct_shown(
                     unseen(light_last(covered_in_order(answers, keys, common, found, near), keys, near), seen)
@@ -197,7 +198,7 @@ class LocalRecall(LocalVectorWiring):
             )
             if period is None and chosen:  # a change said in other words than the question's (ADR 209)
                 scope = (lo, hi, filters)
-                chosen = with_successors(conn, chosen, scope, question_stems(terms), (limit, request.max_tokens), seen)
+                chosen = with_successors(conn, chosen, scope, asked, (limit, request.max_tokens), seen)
         # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
         # Not for a question about a period ("what was the limit in March?"): that asks what held
         # then, and the fused order already weighs what was said then (ADR 180).

@@ -90,11 +90,13 @@ def with_successors(
     hit, and the change of that change above it in turn (pnpm → bun → deno, up to ``CHAIN_STEPS``),
     cut again to ``budget`` (limit, max tokens). ``search_scope``: the bank's rowid range and the
     recall's filters; ``asked``: the question's stems; ``seen``: what the model already reads."""
+    held = marks_held(conn)
+    if not held:  # no unit of the file marks a change: nothing to read of the hits (most turns)
+        return chosen
     successor: dict[int, Candidate] = {}  # rowid of a hit or a change → the change put above it
     shown = {same_text_key(cand.content) for cand in chosen}
     have = {cand.rowid for cand in chosen}
     replaced = chosen[:HITS_LOOKED_AT]
-    held = marks_held(conn) if replaced else frozenset()
     for _ in range(1 + CHAIN_STEPS):  # a further step only after a change was found
         found = _changes_of(conn, replaced, (search_scope, held), asked, (have, shown), seen)
         if not found:

@@ -99,7 +99,7 @@ def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window 
     if m := _SEASON_NAMED.search(lowered):
         return _season(m, today)
     if not words.isdisjoint(PAST_WORDS) and (m := _SEASON_IN.search(lowered)):
-        return _season_begun(m[1], today)
+        return _named_season("over the", m[1], today)  # the latest one that has begun
     if m := _QUARTER.search(lowered):
         first_month = 3 * ((today.month - 1) // 3) + 1
         start = datetime(today.year, first_month, 1, tzinfo=UTC)
@@ -151,7 +151,11 @@ def _season(m: re.Match[str], today: datetime) -> Window | None:
             return None
         start, end = _season_span(year - 1 if season == "winter" else year, season)
         return start.timestamp(), end.timestamp()
-    how, season = " ".join(m[1].split()), m[2].lower()
+    return _named_season(" ".join(m[1].split()), m[2].lower(), today)
+
+
+def _named_season(how: str, season: str, today: datetime) -> Window | None:
+    """``season`` as ``how`` names it ("last", "this", "over the", …), relative to ``today``."""
     year = today.year if today.month >= _SEASON_START[season] else today.year - 1
     start, end = _season_span(year, season)  # the latest one that has begun
     going_on = end > today
@@ -159,13 +163,6 @@ def _season(m: re.Match[str], today: datetime) -> Window | None:
         start, end = _season_span(year - 1, season)
     elif how in ("this", "earlier this") and not going_on and start.year != today.year:
         return None  # "this winter", asked in November: the one to come
-    return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
-
-
-def _season_begun(season: str, today: datetime) -> Window:
-    """The latest ``season`` that has begun, up to today."""
-    year = today.year if today.month >= _SEASON_START[season] else today.year - 1
-    start, end = _season_span(year, season)
     return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
 
 
