@@ -27,8 +27,8 @@ from .local_script import unit_script_terms
 from .local_text import without_role_label
 from .local_windows import neighbour_of
 
-LABELLED_SOURCES = frozenset({"transcript", "import"})
-TOOL_OUTPUT_LABEL = "toolResult: "  # units made of messages, "<role>: <text>"
+LABELLED_SOURCES = frozenset({"transcript", "import"})  # units made of messages, "<role>: <text>"
+TOOL_OUTPUT_LABEL = "toolResult: "  # a tool's output, as such a unit is labelled
 _TOOL_CALL = re.compile(r"^\[toolCall [^\]\n]*\] ?(.*)$", re.M)
 _JSON_KEY = re.compile(r'"(?:[^"\\\n]|\\.)*"\s*:')
 
