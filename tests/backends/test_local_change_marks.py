@@ -34,6 +34,15 @@ from tests.backends.test_local_time_spans import said
         ("user: we chose arrow instead of writing our own.", ""),  # what was not done is not a thing left
         ("toolResult: - replaced Jenkins with Actions in 3 files", ""),  # a tool's output decides nothing
         ('assistant: [toolCall bash] {"command": "sed -i s/redis/memcached/ # instead of redis"}', ""),
+        # In the passive, the word after the verb is not what was given up (ADR 211): describing code.
+        ("assistant: runs of whitespace are replaced by a single space", ""),
+        ("assistant: whitespace characters are replaced single space", ""),
+        ("assistant: this module will be removed in Python 3.14", ""),
+        ("assistant: the getter should be replaced inspect.getsource", ""),
+        ("assistant: the file was already removed symlinks stay", ""),
+        ("assistant: tabs expanded and newlines removed instead", ""),  # an adverb, not a thing
+        ("user: we've already removed Redis from the stack", "zzgoneredi"),  # active: a decision
+        ("user: Jenkins was replaced by Buildkite", ""),  # the thing is before the verb: not marked
     ],
 )
 def test_a_change_carries_the_marks_of_what_it_leaves_behind(content: str, marks: str) -> None:

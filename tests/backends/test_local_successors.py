@@ -145,3 +145,24 @@ def test_a_change_written_after_a_recall_is_found_by_the_next(tmp_path: Path) ->
     assert not any("bun" in hit for hit in recall(backend, "which package manager do we use?"))
     said(backend, YEAR[-1])
     assert recall(backend, "which package manager do we use?")[0] == "user: We switched from pnpm to bun this week."
+
+
+def test_a_word_the_bank_says_everywhere_links_no_change(tmp_path: Path) -> None:
+    """Found on the hooks bench (ADR 211): in a coding agent's bank "I replaced the type check"
+    leaves "type" behind, and every hit saying "type" got that change put above it. A word said in
+    more than 3 % of the bank's units (and more than 50) names no one decision; a rare one does."""
+    chatter = [(f"c{i}", f"2026-0{1 + i % 8}-1{i % 9}T10:00:00Z", f"Note {i}: the type of field {i} is int.")
+               for i in range(60)]  # fmt: skip
+    backend = said(
+        make(tmp_path),
+        *chatter,
+        ("h", "2026-09-01T10:00:00Z", "Type hints are checked by mypy in this repo."),
+        ("x", "2026-10-01T10:00:00Z", "I replaced the type annotation on Foo with a Protocol."),
+        ("m", "2026-10-02T10:00:00Z", "We dropped mypy, pyright checks the hints now."),
+    )
+    hits = recall(backend, "how are the hints checked?", limit=4)
+    assert hits[:2] == [
+        "user: We dropped mypy, pyright checks the hints now.",
+        "user: Type hints are checked by mypy in this repo.",
+    ]
+    assert not any("Protocol" in hit for hit in hits)

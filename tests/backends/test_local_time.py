@@ -233,6 +233,22 @@ def test_what_a_change_removed_moves_it_above_only_a_statement_with_more_in_comm
     assert [h[1] for h in out] == ([2.0, 1.0] if moves else [1.0, 2.0])
 
 
+def test_a_change_linked_only_by_a_word_that_names_nothing_stays_where_it_ranked() -> None:
+    """ADR 211: "names" tells whether the word a change left behind names something; when it does
+    not (the bank says it everywhere), the change is not moved above the hit that says the word."""
+    older, newer = ("Our CI runs on Jenkins.", 1.0), ("Moved off Jenkins, builds are on Buildkite now.", 2.0)
+    asked: list[frozenset[str]] = []
+
+    def names(hit: tuple[str, float], stems: frozenset[str]) -> bool:
+        asked.append(stems)
+        return False
+
+    kept = newer_first([older, newer], text=lambda h: h[0], epoch=lambda h: h[1], names=names)
+    assert kept == [older, newer] and asked == [frozenset({"jenkin"})]
+    moved = newer_first([older, newer], text=lambda h: h[0], epoch=lambda h: h[1], names=lambda h, s: True)
+    assert moved == [newer, older]
+
+
 def test_a_changed_decision_ranks_the_newer_statement_first_and_both_show_their_dates(tmp_path: Path) -> None:
     backend = make(tmp_path)
     # The old one is an explicit memory (higher importance): by score alone it would come first.

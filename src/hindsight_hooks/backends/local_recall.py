@@ -53,7 +53,7 @@ from .local_reflect import reflect_query, sandwich
 from .local_restated import asks_beyond_itself, question_stems, restatements_last
 from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
-from .local_successors import with_successors
+from .local_successors import specific, with_successors
 from .local_text import StemFinder, content_words, query_terms, term_key
 from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
@@ -197,13 +197,18 @@ class LocalRecall(LocalVectorWiring):
                 request.max_tokens,
             )
             if period is None and chosen:  # a change said in other words than the question's (ADR 209)
-                scope = (lo, hi, filters)
-                chosen = with_successors(conn, chosen, scope, asked, (limit, request.max_tokens), seen)
-        # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
-        # Not for a question about a period ("what was the limit in March?"): that asks what held
-        # then, and the fused order already weighs what was said then (ADR 180).
-        if period is None:
-            chosen = newer_first(chosen, text=lambda c: c.content, epoch=said_epoch, about=answered_terms)
+                chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
+            # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
+            # Not for a question about a period ("what was the limit in March?"): that asks what held
+            # then, and the fused order already weighs what was said then (ADR 180).
+            if period is None:
+                chosen = newer_first(
+                    chosen,
+                    text=lambda c: c.content,
+                    epoch=said_epoch,
+                    about=answered_terms,
+                    names=partial(specific, search),
+                )
         return RecallResult(hits=[hit_of(c) for c in chosen])
 
     def _add_window(

@@ -12,13 +12,15 @@ it leaves behind (``local_change_marks``, computed when it was written); a newer
 that names one of a hit's words as left behind (``local_time.left_behind``, or as removed with one
 more word in common) is put just above that hit: the newest such change, one per hit, and the
 change of that change above it in turn. A word the hit itself gives up ("msgspec instead of
-writing our own") is not one it states. Nothing is dropped but what the limit and the token
-budget leave out at the end, as for any other order.
+writing our own") is not one it states. The word must name something: one said in at most
+``SPECIFIC_SHARE`` of the bank's units (or ``SPECIFIC_MIN``); "I replaced the type check" leaves
+"type" behind, which a coding agent's bank says everywhere, so it links no hit (ADR 211).
+Nothing is dropped but what the limit and the token budget leave out at the end, as for any
+other order.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -26,9 +28,9 @@ from ..timefmt import iso_from_epoch
 from .base import same_text_key
 from .local_change_marks import decided_marks, marked, marks_expression, marks_held
 from .local_hits import candidate_of, said_epoch
-from .local_query import R_ROWID, UNIT_COLUMNS, Filters
+from .local_query import R_ROWID, UNIT_COLUMNS, CandidateSearch
 from .local_rank import Candidate, cut_to_budget
-from .local_text import LIGHT_VERBS
+from .local_text import LIGHT_VERBS, fts_tokens, porter_stem
 from .local_time import CHANGE_MIN_SHARED, announces_change, content_stems, left_behind, removed
 
 # How many of the first hits are looked at, how many of their words are looked up, and how many
@@ -37,6 +39,10 @@ HITS_LOOKED_AT = 3
 STEMS_LOOKED_UP = 24
 MATCHES_READ = 12
 CHAIN_STEPS = 2  # a change of a change, and one more: pnpm → bun → deno → npm
+# A word said in more of the bank's units than this names no one decision (at least SPECIFIC_MIN,
+# so a young bank about one tool still links it: trial V says "pnpm" in 7 of its 9 units).
+SPECIFIC_SHARE = 0.03
+SPECIFIC_MIN = 50
 
 
 @lru_cache(maxsize=512)
@@ -47,6 +53,12 @@ def given_up(text: str) -> frozenset[str]:
     if not announces_change(text):
         return frozenset()
     return left_behind(text) | removed(text)
+
+
+@lru_cache(maxsize=256)
+def marks_of(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``decided_marks`` of a change read back: each is checked against each of the first hits."""
+    return decided_marks(text)
 
 
 def searched_stems(hits: list[Candidate], asked: frozenset[str]) -> list[str]:
@@ -66,31 +78,44 @@ def stated(hit: Candidate) -> frozenset[str]:
     return content_stems(hit.content) - given_up(hit.content)
 
 
-def replaces(change: Candidate, hit: Candidate, old: frozenset[str]) -> bool:
-    """Is ``change`` newer than ``hit`` (which states ``old``) and does it mark one of those words
-    as left behind (or as removed, with one more word in common)? The words its marks name, read
+def replaces(change: Candidate, hit: Candidate, old: frozenset[str]) -> frozenset[str]:
+    """The words of ``hit`` (which states ``old``) that the newer ``change`` marks as left behind
+    (or as removed, with one more word in common); empty when it replaces nothing of it. Read
     again from its text: the same rule as when it was written, so the look-up and the check agree."""
     if said_epoch(change) <= said_epoch(hit):
-        return False
-    left, gone = decided_marks(change.content)
+        return frozenset()
+    left, gone = marks_of(change.content)
     if not left.isdisjoint(old):
+        return left & old
+    if not gone.isdisjoint(old) and len(old & content_stems(change.content)) >= CHANGE_MIN_SHARED:
+        return gone & old
+    return frozenset()
+
+
+def specific(search: CandidateSearch, hit: Candidate, stems: frozenset[str]) -> bool:
+    """Does one of ``stems`` (words of ``hit``) name something, not say what the bank says
+    everywhere? Counted as the ranking counts a term (capped, kept between recalls): by the word
+    as ``hit`` writes it, so the index's stemmer gives back the stem."""
+    words = list(dict.fromkeys(t for t in fts_tokens(hit.content) if porter_stem(t) in stems))
+    if not words:
         return True
-    return not gone.isdisjoint(old) and len(old & content_stems(change.content)) >= CHANGE_MIN_SHARED
+    counts = search.term_counts(words)
+    cap = max(SPECIFIC_MIN, int(SPECIFIC_SHARE * search.bank_units()))
+    return min(counts) <= min(cap, search.window)
 
 
 def with_successors(
-    conn: sqlite3.Connection,
+    search: CandidateSearch,
     chosen: list[Candidate],
-    search_scope: tuple[int, int, Filters],
     asked: frozenset[str],
     budget: tuple[int, int],
     seen: Callable[[str, str], bool] | None,
 ) -> list[Candidate]:
     """``chosen`` with each newer change that replaces one of its first hits put just above that
     hit, and the change of that change above it in turn (pnpm → bun → deno, up to ``CHAIN_STEPS``),
-    cut again to ``budget`` (limit, max tokens). ``search_scope``: the bank's rowid range and the
-    recall's filters; ``asked``: the question's stems; ``seen``: what the model already reads."""
-    held = marks_held(conn)
+    cut again to ``budget`` (limit, max tokens). ``search``: the recall's, for its bank, filters and
+    term counts; ``asked``: the question's stems; ``seen``: what the model already reads."""
+    held = marks_held(search.conn)
     if not held:  # no unit of the file marks a change: nothing to read of the hits (most turns)
         return chosen
     successor: dict[int, Candidate] = {}  # rowid of a hit or a change → the change put above it
@@ -98,7 +123,7 @@ def with_successors(
     have = {cand.rowid for cand in chosen}
     replaced = chosen[:HITS_LOOKED_AT]
     for _ in range(1 + CHAIN_STEPS):  # a further step only after a change was found
-        found = _changes_of(conn, replaced, (search_scope, held), asked, (have, shown), seen)
+        found = _changes_of(search, replaced, held, asked, (have, shown), seen)
         if not found:
             break
         successor.update(found)
@@ -119,30 +144,29 @@ def with_successors(
 
 
 def _changes_of(
-    conn: sqlite3.Connection,
+    search: CandidateSearch,
     hits: list[Candidate],
-    scope: tuple[tuple[int, int, Filters], frozenset[str]],
+    held: frozenset[str],
     asked: frozenset[str],
     known: tuple[set[int], set[str]],
     seen: Callable[[str, str], bool] | None,
 ) -> dict[int, Candidate]:
     """The newest change that replaces each of ``hits`` (by the hit's rowid), one search for all;
-    ``scope``: the bank's rowid range and filters, and the marks the file holds; ``known``: the
-    rowids and text keys already listed, which it adds the changes' keys to."""
-    (lo, hi, filters), held = scope
+    ``held``: the marks the file holds; ``known``: the rowids and text keys already listed, which
+    it adds the changes' keys to."""
     stems = marked(held, searched_stems(hits, asked))
     if not stems:
         return {}
-    where, params = filters.where()
+    where, params = search.filters.where()
     # A change is newer than what it replaces: the matches said before every hit are left in SQL
     # (to the second: stored times and message times differ in their fractions; exact below).
     oldest = iso_from_epoch(min(said_epoch(hit) for hit in hits) - 1)
-    rows = conn.execute(
+    rows = search.conn.execute(
         f"SELECT {UNIT_COLUMNS}, NULL FROM (SELECT rowid AS rid FROM units_fts WHERE units_fts MATCH ? "
         "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?) AS f CROSS JOIN units AS u ON u.rowid = f.rid "
         "JOIN documents AS d ON d.bank_id = u.bank_id AND d.document_id = u.document_id "
         f"WHERE coalesce(nullif(u.occurred_at, ''), u.created_at) > ?{where}",
-        [marks_expression(stems), lo, hi, MATCHES_READ, oldest, *params],
+        [marks_expression(stems), search.lo, search.hi, MATCHES_READ, oldest, *params],
     ).fetchall()
     have, shown = known
     states = [stated(hit) for hit in hits] if rows else []
@@ -155,7 +179,10 @@ def _changes_of(
         if key in shown or (seen is not None and seen(change.document_id, change.content)):
             continue
         for hit, state in zip(hits, states, strict=True):
-            if hit.rowid not in found and replaces(change, hit, state):  # the newest change of each hit
+            if hit.rowid in found:  # the newest change of each hit
+                continue
+            links = replaces(change, hit, state)
+            if links and specific(search, hit, links):
                 found[hit.rowid] = change
                 shown.add(key)
                 break

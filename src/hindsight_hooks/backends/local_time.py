@@ -449,12 +449,44 @@ def left_behind(text: str) -> frozenset[str]:
     return content_stems(" ".join(found)) if found else frozenset()
 
 
+# A participle after a form of "be", "get" or a modal is passive or not yet done: "whitespace is
+# replaced by a space", "the module will be removed in 3.14", "this method should be replaced" say
+# what code does or will do, and the word after the verb is not what was given up ("Redis was
+# removed" names Redis before the verb). A decision's marks skip these (ADR 211).
+_PARTICIPLES = ("replaced", "dropped", "removed", "ditched")
+_PASSIVE_BEFORE = re.compile(
+    r"\b(?:am|is|are|was|were|be|been|being|get|gets|got|gotten|getting|will|would|shall|should|can|could"
+    r"|may|might|must)\s+(?:(?:not|never|already|also|just|then|now|all|\w+ly)\s+)?$",
+    re.I,
+)
+
+
+# Words that follow a verb as adverbs, never as the thing it gave up ("newlines removed instead").
+NOT_A_THING = frozenset({
+    "instead", "otherwise", "entirely", "completely", "altogether", "later", "already", "onwards", "afterwards",
+    "earlier", "recently", "quietly", "silently", "automatically", "manually", "permanently", "temporarily",
+    "immediately", "eventually", "finally", "today", "yesterday", "anyway", "accordingly",
+})  # fmt: skip
+
+
+def _active(text: str, match: re.Match[str]) -> bool:
+    """Is ``match`` (a left-behind or removed phrase) said as a decision taken, not in the passive,
+    and does it name a thing (not "removed instead")?"""
+    if any(word and word.lower() in NOT_A_THING for word in match.groups()):
+        return False
+    if not match.group(0).lower().startswith(_PARTICIPLES):
+        return True
+    return _PASSIVE_BEFORE.search(text, max(0, match.start() - 40), match.start()) is None
+
+
 def left_behind_words(text: str, decided: bool = False) -> list[str]:
     """The words a change announces as left behind, as written ("pnpm" of "switched from pnpm");
     ``decided``: only as a decision already taken says it ("switched from", "replaced", not
-    "replace")."""
-    pattern = _LEFT_DECIDED if decided else _LEFT_BEHIND
-    found = [w for m in pattern.finditer(text) for w in m.groups() if w]
+    "replace", nor "is replaced by" or "will be dropped")."""
+    if decided:
+        found = [w for m in _LEFT_DECIDED.finditer(text) if _active(text, m) for w in m.groups() if w]
+    else:
+        found = [w for m in _LEFT_BEHIND.finditer(text) for w in m.groups() if w]
     if _maybe_elsewhere(text):
         for match in _LEFT_BEHIND_ELSEWHERE.finditer(text):
             word = match.group(1).rstrip(".")
@@ -469,8 +501,11 @@ def left_behind_words(text: str, decided: bool = False) -> list[str]:
 
 def removed(text: str, decided: bool = False) -> frozenset[str]:
     """The stems of the words a change names as removed ("removed the Redis consumer": redi);
-    ``decided``: only in the past forms ("removed", not "remove")."""
-    found = (_REMOVED_DECIDED if decided else _REMOVED).findall(text)
+    ``decided``: only in the past forms ("removed", not "remove"), not in the passive."""
+    if decided:
+        found = [m.group(1) for m in _REMOVED_DECIDED.finditer(text) if _active(text, m)]
+    else:
+        found = _REMOVED.findall(text)
     return content_stems(" ".join(found)) if found else frozenset()
 
 
@@ -482,12 +517,15 @@ def newer_first(
     text: Callable[[T], str],
     epoch: Callable[[T], float],
     about: Callable[[T], str] | None = None,
+    names: Callable[[T, frozenset[str]], bool] | None = None,
 ) -> list[T]:
     """``hits`` with each newer unit moved just above the first older one that says the same thing.
 
     Nothing is dropped; hits that have no such twin keep their places. ``about``: words a hit is
     about besides its text (a user's elliptic change, the terms of the message it answers: ADR 206);
-    they count as its words when two hits are compared, never as an announcement.
+    they count as its words when two hits are compared, never as an announcement. ``names``: does
+    one of these stems of a hit name something (not a word the bank says everywhere)? A change
+    linked to an older hit only by what it left behind must name it so (ADR 211).
     """
     out = list(hits)
     # Each hit's stems and time once: the search below looks at every pair again after each move.
@@ -513,7 +551,13 @@ def newer_first(
         behind, gone = left[id(newer)]
         if old == new:
             return False
-        return not behind.isdisjoint(old) or (not gone.isdisjoint(old) and len(old & new) >= CHANGE_MIN_SHARED)
+        if not behind.isdisjoint(old):
+            link = behind & old
+        elif not gone.isdisjoint(old) and len(old & new) >= CHANGE_MIN_SHARED:
+            link = gone & old
+        else:
+            return False
+        return names is None or names(older, link)
 
     # Whether a newer hit should stand above an older one depends on the two hits only, not on
     # where they stand: decided once per pair, then each scan after a move only looks it up.
