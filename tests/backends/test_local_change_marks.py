@@ -43,6 +43,13 @@ from tests.backends.test_local_time_spans import said
         ("assistant: tabs expanded and newlines removed instead", ""),  # an adverb, not a thing
         ("user: we've already removed Redis from the stack", "zzgoneredi"),  # active: a decision
         ("user: Jenkins was replaced by Buildkite", ""),  # the thing is before the verb: not marked
+        # A decision said as it is taken, with its lead (ADR 211); without one it describes code.
+        ("user: Let’s drop Redis and use Memcached.", "zzleftredi"),
+        ("user: We'll replace Jenkins with Buildkite next sprint.", "zzleftjenkin"),
+        ("user: we are removing the Redis consumer", "zzgoneredi"),
+        ("user: We decided to ditch Opsgenie.", "zzgoneopsgeni"),
+        ("user: time to drop Python 3.8", "zzleftpython"),
+        ("assistant: drop the table users, then remove self from the list", ""),
     ],
 )
 def test_a_change_carries_the_marks_of_what_it_leaves_behind(content: str, marks: str) -> None:

@@ -59,6 +59,9 @@ def test_a_switch_that_says_none_of_the_questions_words_comes_above_what_it_repl
             "where do alerts go?",
         ),
         ("Wir bauen die Doku mit Sphinx.", "Ab jetzt MkDocs statt Sphinx.", "womit bauen wir die Doku?"),
+        # said as the decision is taken (ADR 211)
+        ("The cache is Redis.", "Let's drop Redis, Memcached from now on.", "what is the cache?"),
+        ("Our CI runs on Jenkins.", "We'll replace Jenkins with Buildkite next sprint.", "where does our CI run?"),
     ],
 )
 def test_each_way_of_naming_what_was_left_behind(tmp_path: Path, older: str, change: str, question: str) -> None:

@@ -335,12 +335,20 @@ def same_subject(
 # Memcached, Redis is out" share cache and Redis; "let's use Postgres 16 for the main database" →
 # "switch the database to MySQL 8, Postgres licensing worries legal" share database and Postgres,
 # two of five; ADR 180). Without the announcement three are needed, and 60 %.
+# A decision said as it is taken: "let's drop Redis", "we'll replace Jenkins with Buildkite",
+# "we're removing the Redis consumer", "we decided to ditch Opsgenie" (ADR 211). Without such a
+# lead, "replace the handler" and "remove self" describe code.
+_DECIDING = (
+    r"(?:let[’']?s|let\s+us|we[’']?ll|we\s+will|(?:we[’']?re|we\s+are)\s+going\s+to|(?:we\s+)?(?:decided|agreed)\s+to"
+    r"|time\s+to)\s+"
+)
 _CHANGE = re.compile(
     r"\b(?:change\s+of\s+plans?|changed|switch(?:ed|es|ing)?\s+(?:[\w.+#-]+\s+){0,3}?(?:to|from|over)"
     r"|chang(?:e|es|ing)\s+(?:[\w.+#-]+\s+){0,3}?to|instead|no\s+longer|any\s*more"
     r"|from\s+now\s+on|replac(?:e|ed|es|ing)|migrat(?:e|ed|ing)\s+(?:to|from|off)|(?:is|are)\s+(?:now|out)"
     r"|(?:moved|moving)\s+(?:to|from|off)|dropp(?:ed|ing)|reverted?|scrap(?:ped)?|superseded?"
     r"|switched|remov(?:e|ed|es|ing)|ditch(?:ed|es|ing)?"
+    rf"|{_DECIDING}drop"
     # how people take a decision back in chat (ADR 196)
     rf"|{_TAKING_BACK}|decided\s+against|decid(?:e|ed|ing)\s+not\s+to|rather\s+than|after\s+all(?!\s*,))\b"
     # "Actually, …" opening a sentence takes back what was said; inside one it is filler
@@ -376,7 +384,7 @@ _CHANGE_ELSEWHERE = re.compile(
 # One of these is in every English announcement above (lower-cased): "more" for "any more" and
 # "anymore", "now" for "from now on" and "is now", "out" for "are out", "mind" for "never mind".
 _CHANGE_HINTS = (
-    "chang", "switch", "instead", "longer", "more", "now", "replac", "migrat", "out", "mov", "dropp", "revert",
+    "chang", "switch", "instead", "longer", "more", "now", "replac", "migrat", "out", "mov", "drop", "revert",
     "scrap", "supersed", "remov", "ditch", "second", "scratch", "mind", "decid", "rather", "after", "actually",
 )  # fmt: skip
 CHANGE_MIN_SHARED = 2
@@ -426,9 +434,14 @@ _LEFT_BEHIND = _left_pattern(
 # of mind; "switch from" and "migrate off" are a decision in any form ("let's switch from pnpm to
 # bun"), "moving off" too, "move from" only when past ("move from the cache to the disk" is code).
 _LEFT_DECIDED = _left_pattern(
-    r"switch(?:ed|ing)?|migrat(?:e|ed|ing)|moved|moving(?=\s+(?:away\s+)?off)", r"replaced|dropped"
+    r"switch(?:ed|ing)?|migrat(?:e|ed|ing)|moved|moving(?=\s+(?:away\s+)?off)",
+    rf"replaced|dropped|{_DECIDING}(?:replace|drop)|(?:we[’']?re|we\s+are)\s+(?:replacing|dropping)",
 )
-_REMOVED_DECIDED = re.compile(rf"\b(?:removed|ditched)\s+{_THE}([\w.+#-]+)", re.I)
+_REMOVED_DECIDED = re.compile(
+    rf"\b(?:removed|ditched|{_DECIDING}(?:remove|ditch)|(?:we[’']?re|we\s+are)\s+(?:removing|ditching))"
+    rf"\s+{_THE}([\w.+#-]+)",
+    re.I,
+)
 # "instead of X" in the other languages of ADR 192, with their articles (searched as above).
 _LEFT_BEHIND_ELSEWHERE = re.compile(
     r"\b(?:(?:an)?statt\s+(?:(?:der|die|das|dem|den|des)\s+)?|au\s+lieu\s+(?:de\s+(?:la\s+|l')?|du\s+|des\s+|d')"
