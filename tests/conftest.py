@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,11 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+
+# The user's days are this machine's (ADR 212): the suite reads every date on a UTC clock, so
+# it gives the same answers wherever it runs; tests of other zones set ``TZ`` themselves.
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_SCRIPT = ROOT / "scripts" / "hindsight-test-server"
@@ -128,3 +134,18 @@ def make_bank(hindsight_backend: Any) -> Iterator[Callable[..., str]]:
             hindsight_backend.delete_bank(bank_id, timeout_s=30)
         except Exception:
             pass  # best effort: a leftover uniquely named bank harms no other test
+
+
+@pytest.fixture
+def user_zone() -> Iterator[Callable[[str], None]]:
+    """Set this machine's zone for one test (a POSIX ``TZ`` such as ``EST5``: no tz database
+    needed); the suite's UTC clock is back after it (ADR 212)."""
+
+    def set_zone(tz: str) -> None:
+        os.environ["TZ"] = tz
+        time.tzset()
+
+    try:
+        yield set_zone
+    finally:
+        set_zone("UTC")

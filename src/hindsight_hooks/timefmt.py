@@ -118,16 +118,44 @@ def instant_ms(value: object) -> int | None:
         return None
 
 
-def _utc_day_and_minute(value: object) -> tuple[str, str] | None:
-    """``("YYYY-MM-DD", "HH:MM")`` of an ISO 8601 date-time read in UTC; ``None`` for a plain
-    date (it has no time of day) or a value that does not read."""
+def _local_day_and_minute(value: object) -> tuple[str, str, str] | None:
+    """``("YYYY-MM-DD", "HH:MM", zone label)`` of an ISO 8601 date-time on this machine's clock
+    (ADR 212); ``None`` for a plain date (it has no time of day) or a value that does not read."""
     if not isinstance(value, str) or len(value.strip()) < 16:
         return None
     parsed = _parse_aware(value)
     if parsed is None:
         return None
-    moment = parsed.astimezone(UTC)
-    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}", f"{moment.hour:02d}:{moment.minute:02d}"
+    try:
+        moment = parsed.astimezone()
+    except (OverflowError, OSError, ValueError):
+        moment = parsed.astimezone(UTC)
+    offset = moment.utcoffset()
+    label = _zone_label(0.0 if offset is None else offset.total_seconds())
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}", f"{moment.hour:02d}:{moment.minute:02d}", label
+
+
+# -- the user's days ---------------------------------------------------------------------------
+
+
+def utc_offset_s(epoch_s: float) -> float:
+    """This machine's offset from UTC at ``epoch_s``, in seconds (``TZ`` sets the zone; 0 for a
+    time the platform cannot place). A user's "yesterday" and the days their memories are shown
+    on are days of this zone (ADR 212): the plugin runs where its user is."""
+    try:
+        offset = datetime.fromtimestamp(epoch_s, tz=UTC).astimezone().utcoffset()
+    except (OverflowError, OSError, ValueError):
+        return 0.0
+    return 0.0 if offset is None else offset.total_seconds()
+
+
+def _zone_label(offset_s: float) -> str:
+    """``UTC`` or ``UTC-08:00`` / ``UTC+05:30``: how a shown time names its zone."""
+    if offset_s == 0:
+        return "UTC"
+    sign = "+" if offset_s > 0 else "-"
+    minutes = int(abs(offset_s)) // 60
+    return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 # -- when a memory was said, as the model is shown it ------------------------------------------------------------------
@@ -136,7 +164,11 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def day_of(stamp: object) -> str:
-    """The day a stamp names (``YYYY-MM-DD``, as written), or '' when it names none."""
+    """The user's day a stamp names (``YYYY-MM-DD``): the day of its time on this machine's clock
+    (ADR 212), or the day as written for a plain date; '' when it names none."""
+    local = _local_day_and_minute(stamp)
+    if local is not None:
+        return local[0]
     text = stamp if isinstance(stamp, str) else ""
     return text[:10] if _DAY.fullmatch(text[:10]) else ""
 
@@ -152,24 +184,20 @@ def days_said_twice(stamps: Iterable[object]) -> frozenset[str]:
     return frozenset(day for day, count in days.items() if count > 1)
 
 
-SAID_PATTERN = r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?"
+SAID_PATTERN = r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC(?:[+-]\d{2}:\d{2})?)?"
 """What :func:`when_said` writes, as a regular expression: readers of a rendered memory (the echo
 guard, the block bench) take it off a line with this one pattern."""
 
 
 def when_said(stamp: object, timed_days: frozenset[str]) -> str:
-    """What a memory shows of when it was said: ``YYYY-MM-DD``, or ``YYYY-MM-DD HH:MM UTC`` when
-    its day is one of ``timed_days``; '' when the stamp names no day.
-
-    The day alone, too, when the stamp has no time of day, or when its time read in UTC falls on
-    another day than the one its text names (a far offset): the memory keeps its day rather than
-    contradict it.
-    """
+    """What a memory shows of when it was said: the user's day ``YYYY-MM-DD`` (ADR 212), with the
+    time and its zone (``HH:MM UTC``, ``HH:MM UTC-08:00``) when that day is one of ``timed_days``;
+    '' when the stamp names no day. A plain date (no time of day) shows as written."""
     day = day_of(stamp)
     if day not in timed_days:
         return day
-    utc = _utc_day_and_minute(stamp)
-    return f"{day} {utc[1]} UTC" if utc is not None and utc[0] == day else day
+    local = _local_day_and_minute(stamp)
+    return f"{day} {local[1]} {local[2]}" if local is not None else day
 
 
 def is_iso8601(text: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -79,6 +80,49 @@ def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
     window = time_window(query, REF)
     assert window is not None
     assert (day_of(window[0]), day_of(window[1])) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("zone", "query", "start", "end"),
+    [
+        # 09:00 in New York on Tuesday 2026-11-24 is 14:00 UTC: its yesterday ends at 05:00 UTC
+        ("EST5", "what did we decide yesterday?", "2026-11-23T05:00", "2026-11-24T05:00"),
+        ("EST5", "what happened today?", "2026-11-24T05:00", "2026-11-25T05:00"),
+        ("EST5", "what did we change on November 20?", "2026-11-20T05:00", "2026-11-21T05:00"),
+        ("EST5", "anything last week?", "2026-11-17T05:00", "2026-11-24T05:00"),
+        # the same moment is 23:00 in Tokyo: Tuesday there, and yesterday is Monday in Tokyo
+        ("JST-9", "what did we decide yesterday?", "2026-11-22T15:00", "2026-11-23T15:00"),
+        ("UTC", "what did we decide yesterday?", "2026-11-23T00:00", "2026-11-24T00:00"),
+    ],
+)
+def test_days_are_the_users_days(user_zone: Callable[[str], None], zone: str, query: str, start: str, end: str) -> None:
+    """ADR 212: before, every day was a UTC day; "yesterday" asked in New York at 09:00 missed
+    the evening before (after 19:00 there it is the next UTC day)."""
+    user_zone(zone)
+    window = time_window(query, datetime(2026, 11, 24, 14, tzinfo=UTC).timestamp())
+    assert window is not None
+    shown = tuple(datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M") for t in window)
+    assert shown == (start, end)
+
+
+def test_yesterday_evening_west_of_utc_is_what_yesterday_finds(
+    tmp_path: Path, user_zone: Callable[[str], None]
+) -> None:
+    """Asked on Tuesday at 09:00 in New York: Monday evening's agreement (02:00 UTC on Tuesday) is
+    yesterday's, Sunday evening's (01:00 UTC on Monday) is not."""
+    user_zone("EST5")
+    backend = make(tmp_path)
+    for op, when, text in (
+        ("sun", "2026-11-23T01:00:00Z", "We agreed to cap the queue at 300 jobs."),
+        ("mon", "2026-11-24T02:00:00Z", "We agreed to cap the queue at 500 jobs."),
+    ):
+        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    asked = RecallRequest(
+        query="what did we agree yesterday about the queue cap?", query_timestamp="2026-11-24T14:00:00Z"
+    )
+    hits = [hit.text for hit in backend.recall("b", asked).hits]
+    assert hits[0] == "user: We agreed to cap the queue at 500 jobs."
 
 
 def day_of(epoch: float) -> str:

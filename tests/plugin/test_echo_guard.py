@@ -295,3 +295,6 @@ def test_line_keys_are_stable_so_records_written_earlier_still_match() -> None:
         "use uv for every install.",
     ]
     assert line_keys("> - `We deploy on Fridays (never Mondays)`") == ["we deploy on fridays (never mondays)"]
+    # a time shown on a clock west or east of UTC (ADR 212) comes off like a UTC one
+    for said in ("2026-11-28 23:30 UTC-05:00", "2026-11-28 23:30 UTC+05:30", "2026-11-28 23:30 UTC"):
+        assert line_keys(f"2. Cap the queue at 500 jobs. ({said})")[-1] == "cap the queue at 500 jobs."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -103,12 +104,26 @@ def test_items_said_on_one_day_show_their_time_so_the_newer_is_plain() -> None:
     assert "1. Prefers MySQL. (2026-11-28 18:00 UTC)" in block
 
 
-def test_a_stamp_whose_utc_time_falls_on_another_day_keeps_its_day_alone() -> None:
+def test_a_memory_shows_the_day_of_its_time_on_the_users_clock() -> None:
+    """ADR 212: a stamp's day is the day of its time in this machine's zone (UTC in the suite),
+    whatever offset it was written with."""
     late = MemoryHit(text="Late note.", mentioned_at="2026-11-28T23:30:00-05:00")  # 04:30 UTC on the 29th
     early = MemoryHit(text="Early note.", mentioned_at="2026-11-28T07:00:00Z")
     block = render_block([BankBlock("p", "q", [late, early])], top_k=8)
-    assert "1. Late note. (2026-11-28)\n" in block
-    assert "2. Early note. (2026-11-28 07:00 UTC)" in block
+    assert "1. Late note. (2026-11-29)\n" in block
+    assert "2. Early note. (2026-11-28)" in block
+
+
+def test_west_of_utc_an_evening_stays_on_its_day_and_shows_its_zone(user_zone: Callable[[str], None]) -> None:
+    """Before (ADR 212): 23:30 in New York showed as the next day, and a time as UTC."""
+    user_zone("EST5")  # UTC-05:00
+    late = MemoryHit(text="Late note.", mentioned_at="2026-11-29T04:30:00Z")
+    early = MemoryHit(text="Early note.", mentioned_at="2026-11-28T07:00:00Z")
+    other = MemoryHit(text="Next morning.", mentioned_at="2026-11-29T14:00:00Z")
+    block = render_block([BankBlock("p", "q", [late, early, other])], top_k=8)
+    assert "1. Late note. (2026-11-28 23:30 UTC-05:00)\n" in block
+    assert "2. Early note. (2026-11-28 02:00 UTC-05:00)\n" in block
+    assert "3. Next morning. (2026-11-29)" in block
 
 
 def test_only_the_items_shown_decide_which_days_are_timed() -> None:

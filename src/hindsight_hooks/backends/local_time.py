@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TypeVar
 
+from ..timefmt import utc_offset_s
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
 from .local_time_periods import NUMBER_PATTERNS, month_part, year_period
 from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
@@ -126,13 +127,25 @@ def query_ends(query: str) -> tuple[str, ...]:
     return query[:TAIL_CHARS], query[-TAIL_CHARS:]
 
 
-def time_window(query: str, reference_epoch: float) -> Window | None:
-    """The period ``query`` asks about, as [start, end) epoch seconds (UTC days), else None: the
-    one its start names, else the one its end names (:func:`query_ends`).
+def time_window(query: str, reference_epoch: float, offset_s: float | None = None) -> Window | None:
+    """The period ``query`` asks about, as [start, end) epoch seconds, else None: the one its start
+    names, else the one its end names (:func:`query_ends`).
+
+    Days are the user's: "yesterday" asked at 9:00 in California is the Californian yesterday,
+    whose evening is the next day in UTC (ADR 212). ``offset_s``: the user's offset from UTC in
+    seconds, by default this machine's at ``reference_epoch`` (``TZ`` sets it). The periods are
+    read on a clock moved by the offset, where UTC days are the user's days, and moved back.
 
     Runs on every recall, so each pattern is tried only when the words or characters it needs
     are there (a digit, a month's or a weekday's name, "ago", …): most queries name no time.
     """
+    offset = utc_offset_s(reference_epoch) if offset_s is None else offset_s
+    window = _first_window(query, reference_epoch + offset)
+    return None if window is None else (window[0] - offset, window[1] - offset)
+
+
+def _first_window(query: str, reference_epoch: float) -> Window | None:
+    """:func:`time_window` on the user's clock (``reference_epoch`` moved by their offset)."""
     for text in query_ends(query):
         window = _window_in(text, reference_epoch)
         if window is not None:
@@ -149,7 +162,7 @@ def _window_in(text: str, reference_epoch: float) -> Window | None:
     today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     if "since" in words and (m := _SINCE.search(text)):
         # "what changed since Monday / March 4 / last week": from that day's start up to today's end.
-        first = time_window("on " + m[1], reference_epoch)
+        first = _first_window("on " + m[1], reference_epoch)
         end = (today + timedelta(days=1)).timestamp()
         if first is not None and first[0] < end:
             return first[0], end

@@ -4,7 +4,7 @@ A user who keeps a year of sessions asks about more than last week: "what did we
 summer?", "in early March", "a few months ago", "earlier this year", "a year ago", "over the
 holidays". ``local_time.time_window`` reads named days and weeks, and ``local_time_spans`` the vague
 words of the last few weeks; the phrases here name the longer periods, each as the span of days it
-most likely means (UTC days, ``today`` being the reference day). The recall then weighs what was
+most likely means (the user's days, ``today`` being the reference day: ADR 212). The recall then weighs what was
 said in that span (ADR 118); nothing outside it is dropped.
 
 - Seasons are the northern meteorological ones: spring March–May, summer June–August, autumn (or
@@ -92,7 +92,8 @@ _YEARS = range(1900, 2201)  # a year written out beyond these is not a time aske
 
 def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
     """The period a phrase of ``lowered`` (the query's tail, lower-cased; ``words`` its words)
-    names, relative to ``today`` (a UTC midnight); None when it names none."""
+    names, relative to ``today`` (midnight of the user's day, on ``time_window``'s moved clock); None
+    when it names none."""
     if words.isdisjoint(TRIGGERS):
         return None
     end_of_today = (today + timedelta(days=1)).timestamp()

@@ -7,7 +7,8 @@ back", "in the last few days". Each is read here as the span of days it most lik
 enough to hold the day the user has in mind; the recall then weighs what was said in that span
 (ADR 118), and nothing outside it is dropped.
 
-The spans, in UTC days like every window of the store, ``today`` being the reference day:
+The spans, in the user's days like every window of the store (ADR 212), ``today`` being the
+reference day:
 
 - "this morning": today ("tonight", "this afternoon / evening" are as often a time to come, and a
   window holds only what was said: they name no period);
@@ -56,7 +57,8 @@ _WEEK_BEFORE_LAST = re.compile(r"\bthe\s+week\s+before\s+last\b")
 
 def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
     """The span a vague time phrase of ``lowered`` (the query's tail, lower-cased; ``words`` its
-    words) means, relative to ``today`` (a UTC midnight); None when it names none."""
+    words) means, relative to ``today`` (midnight of the user's day, on ``time_window``'s moved
+    clock); None when it names none."""
     if words.isdisjoint(TRIGGERS):
         return None
     day = timedelta(days=1)
