@@ -153,7 +153,7 @@ def test_a_change_written_after_a_recall_is_found_by_the_next(tmp_path: Path) ->
 def test_a_word_the_bank_says_everywhere_links_no_change(tmp_path: Path) -> None:
     """Found on the hooks bench (ADR 211): in a coding agent's bank "I replaced the type check"
     leaves "type" behind, and every hit saying "type" got that change put above it. A word said in
-    more than 3 % of the bank's units (and more than 50) names no one decision; a rare one does."""
+    more than 10 % of the bank's units (and more than 50) names no one decision; a rare one does."""
     chatter = [(f"c{i}", f"2026-0{1 + i % 8}-1{i % 9}T10:00:00Z", f"Note {i}: the type of field {i} is int.")
                for i in range(60)]  # fmt: skip
     backend = said(

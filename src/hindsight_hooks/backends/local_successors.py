@@ -41,7 +41,7 @@ MATCHES_READ = 12
 CHAIN_STEPS = 2  # a change of a change, and one more: pnpm → bun → deno → npm
 # A word said in more of the bank's units than this names no one decision (at least SPECIFIC_MIN,
 # so a young bank about one tool still links it: trial V says "pnpm" in 7 of its 9 units).
-SPECIFIC_SHARE = 0.03
+SPECIFIC_SHARE = 0.10
 SPECIFIC_MIN = 50
 
 
