@@ -169,3 +169,28 @@ def test_a_word_the_bank_says_everywhere_links_no_change(tmp_path: Path) -> None
         "user: Type hints are checked by mypy in this repo.",
     ]
     assert not any("Protocol" in hit for hit in hits)
+
+
+def test_a_switch_is_found_in_a_repo_whose_tool_calls_say_the_old_tool_everywhere(tmp_path: Path) -> None:
+    """ADR 211's bound: a JS repo's sessions run ``pnpm test`` and ``pnpm install`` all the time,
+    so "pnpm" is in more than 50 units and more than 3 % of them (here 58 of 674: the tool
+    calls). The switch to bun must still come above "pnpm is our package manager"."""
+    backend = make(tmp_path)
+    op = 0
+    for day in range(1, 29):
+        for run in range(6):
+            when = f"2026-10-{day:02d}T{9 + run:02d}:00:00Z"
+            command = "pnpm test" if run in (0, 3) else f"node scripts/task{run}.js --step {day}"
+            turn = [
+                {"role": "user", "content": f"run task {run} for step {day}", "timestamp": when},
+                {"role": "assistant", "timestamp": when,
+                 "content": [{"type": "toolCall", "id": "1", "name": "bash", "arguments": {"command": command}}]},
+                {"role": "toolResult", "content": f"ok: task {run} step {day} done", "timestamp": when},
+                {"role": "assistant", "content": f"Task {run} for step {day} is done.", "timestamp": when},
+            ]  # fmt: skip
+            backend.retain_batch("b", [item(json.dumps(turn), f"d{day}-{run}", source="auto", timestamp=when)],
+                                 operation_id=f"op{op}")  # fmt: skip
+            op += 1
+    said(backend, ("pm", "2026-09-24T10:00:00Z", "pnpm is our package manager."), YEAR[-1])
+    hits = recall(backend, "which package manager do we use?", limit=8)
+    assert hits[:2] == ["user: We switched from pnpm to bun this week.", "user: pnpm is our package manager."]
