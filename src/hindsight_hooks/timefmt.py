@@ -12,6 +12,7 @@ The module imports only the standard library, so every layer may use it.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import time
 from collections import Counter
@@ -147,6 +148,35 @@ def utc_offset_s(epoch_s: float) -> float:
     except (OverflowError, OSError, ValueError):
         return 0.0
     return 0.0 if offset is None else offset.total_seconds()
+
+
+# Zones south of the tropics, by name: there "last summer" is December to February (ADR 213).
+# A zone in the tropics, or one we cannot name, keeps the northern seasons.
+_SOUTHERN_ZONES = (
+    "Australia/", "Antarctica/", "NZ", "Pacific/Auckland", "Pacific/Chatham", "Pacific/Norfolk",
+    "America/Argentina/", "America/Buenos_Aires", "America/Cordoba", "America/Mendoza", "America/Sao_Paulo",
+    "Brazil/East", "America/Santiago", "America/Punta_Arenas", "Chile/", "America/Montevideo", "America/Asuncion",
+    "Atlantic/Stanley", "Africa/Johannesburg", "Africa/Maseru", "Africa/Mbabane", "Africa/Windhoek",
+    "Africa/Maputo", "Africa/Gaborone", "Indian/Mauritius", "Indian/Reunion",
+)  # fmt: skip
+
+
+def southern_hemisphere() -> bool:
+    """Is this machine's zone one of the southern temperate ones? Read from ``TZ`` when it names
+    a zone, else from where ``/etc/localtime`` points (Linux, macOS)."""
+    return _southern(os.environ.get("TZ", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _southern(tz: str) -> bool:
+    name = tz.lstrip(":")
+    if "/" not in name and not name.startswith("NZ"):
+        try:
+            target = os.path.realpath("/etc/localtime") if not name else ""
+        except OSError:
+            target = ""
+        name = target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else name
+    return name.startswith(_SOUTHERN_ZONES)
 
 
 def _zone_label(offset_s: float) -> str:

@@ -3,6 +3,7 @@ years back, in English and as the other languages' phrases are rewritten; and re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -211,3 +212,32 @@ def test_a_year_scale_time_puts_what_was_said_then_first(tmp_path: Path, questio
 )
 def test_in_the_season_names_one_only_in_a_question_about_the_past(query: str, period: tuple[str, str] | None) -> None:
     assert on(query, NOVEMBER) == period
+
+
+def local_days(window: tuple[float, float] | None) -> tuple[str, str] | None:
+    """A window's first day and the day after its last, on this machine's clock."""
+    if window is None:
+        return None
+    first, after = (datetime.fromtimestamp(t, tz=UTC).astimezone().date().isoformat() for t in window)
+    return first, after
+
+
+@pytest.mark.parametrize(
+    ("zone", "query", "expected"),
+    [
+        ("Australia/Sydney", "what did we decide last summer?", ("2025-12-01", "2026-03-01")),
+        ("Australia/Sydney", "the summer of 2025", ("2024-12-01", "2025-03-01")),
+        ("Australia/Sydney", "what did we ship this spring?", ("2026-09-01", "2026-11-30")),
+        ("Australia/Sydney", "what will we do this summer?", None),  # Sydney's summer is still to come
+        ("NZ", "what did we change over the winter?", ("2026-06-01", "2026-09-01")),
+        ("America/Argentina/Buenos_Aires", "what did we decide last autumn?", ("2026-03-01", "2026-06-01")),
+        ("America/New_York", "what did we decide last summer?", ("2026-06-01", "2026-09-01")),
+        ("Asia/Jakarta", "what did we decide last summer?", ("2026-06-01", "2026-09-01")),  # tropics: northern
+    ],
+)
+def test_seasons_follow_the_users_hemisphere(
+    user_zone: Callable[[str], None], zone: str, query: str, expected: tuple[str, str] | None
+) -> None:
+    """ADR 213: before, "last summer" asked in Sydney in November was June to August, its winter."""
+    user_zone(zone)
+    assert local_days(time_window(query, datetime(2026, 11, 29, 2, tzinfo=UTC).timestamp())) == expected

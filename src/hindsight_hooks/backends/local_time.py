@@ -133,15 +133,23 @@ def time_window(query: str, reference_epoch: float, offset_s: float | None = Non
 
     Days are the user's: "yesterday" asked at 9:00 in California is the Californian yesterday,
     whose evening is the next day in UTC (ADR 212). ``offset_s``: the user's offset from UTC in
-    seconds, by default this machine's at ``reference_epoch`` (``TZ`` sets it). The periods are
-    read on a clock moved by the offset, where UTC days are the user's days, and moved back.
+    seconds, by default this machine's (``TZ`` sets it). The periods are read on a clock moved by
+    the offset at ``reference_epoch``, where UTC days are the user's days, and each edge is moved
+    back by the machine's offset at that edge.
 
     Runs on every recall, so each pattern is tried only when the words or characters it needs
     are there (a digit, a month's or a weekday's name, "ago", …): most queries name no time.
     """
     offset = utc_offset_s(reference_epoch) if offset_s is None else offset_s
     window = _first_window(query, reference_epoch + offset)
-    return None if window is None else (window[0] - offset, window[1] - offset)
+    if window is None:
+        return None
+    if offset_s is not None:
+        return window[0] - offset, window[1] - offset
+    # Each edge back by the machine's offset at that edge: a window across a DST change ("last
+    # summer" asked in Sydney in November) starts at local midnight, not an hour off.
+    start, end = window
+    return start - utc_offset_s(start - offset), end - utc_offset_s(end - offset)
 
 
 def _first_window(query: str, reference_epoch: float) -> Window | None:

@@ -7,8 +7,10 @@ words of the last few weeks; the phrases here name the longer periods, each as t
 most likely means (the user's days, ``today`` being the reference day: ADR 212). The recall then weighs what was
 said in that span (ADR 118); nothing outside it is dropped.
 
-- Seasons are the northern meteorological ones: spring March–May, summer June–August, autumn (or
-  fall) September–November, winter December–February. "last summer" is the latest summer that has
+- Seasons are the meteorological ones of the user's hemisphere: in the north spring March–May,
+  summer June–August, autumn (or fall) September–November, winter December–February; south of the
+  tropics (a zone such as Australia/Sydney, ``timefmt.southern_hemisphere``) the opposite months,
+  summer December–February (ADR 213). "last summer" is the latest summer that has
   ended (asked in summer: the one a year before); "this summer" is this year's, so far or past,
   and names no period before it starts (a plan, not a memory); "over the summer" and "this past
   summer" are the latest summer that has begun. "summer 2025", "the summer of 2025": that year's
@@ -38,6 +40,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from ..timefmt import southern_hemisphere
 from .local_time_spans import NUMBER, NUMBER_WORDS
 
 Window = tuple[float, float]
@@ -139,6 +142,17 @@ def _months_before(start: datetime, months: int) -> datetime:
     return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
 
 
+# South of the tropics a season's months are those of the opposite northern one (ADR 213): a
+# southern summer is December to February, and "summer 2025" is the one the new year 2025 falls
+# in, as a northern "winter 2025" is.
+_SOUTHERN_MONTHS = {"summer": "winter", "winter": "summer", "spring": "autumn", "autumn": "spring", "fall": "spring"}
+
+
+def _months_of(season: str) -> str:
+    """The northern season whose months ``season`` names where the user is."""
+    return _SOUTHERN_MONTHS[season] if southern_hemisphere() else season
+
+
 def _season_span(year: int, season: str) -> tuple[datetime, datetime]:
     start = datetime(year, _SEASON_START[season], 1, tzinfo=UTC)
     index = year * 12 + start.month - 1 + 3
@@ -147,7 +161,7 @@ def _season_span(year: int, season: str) -> tuple[datetime, datetime]:
 
 def _season(m: re.Match[str], today: datetime) -> Window | None:
     if m[3]:  # "summer 2025", "the winter of 2025": the winter the new year falls in
-        season, year = m[3].lower(), int(m[4])
+        season, year = _months_of(m[3].lower()), int(m[4])
         if year not in _YEARS:
             return None
         start, end = _season_span(year - 1 if season == "winter" else year, season)
@@ -157,6 +171,7 @@ def _season(m: re.Match[str], today: datetime) -> Window | None:
 
 def _named_season(how: str, season: str, today: datetime) -> Window | None:
     """``season`` as ``how`` names it ("last", "this", "over the", …), relative to ``today``."""
+    season = _months_of(season)
     year = today.year if today.month >= _SEASON_START[season] else today.year - 1
     start, end = _season_span(year, season)  # the latest one that has begun
     going_on = end > today
