@@ -140,6 +140,21 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     assert project.unit_count("Postgres 16") == 1  # the recalled fact was not retained again
 
 
+def test_a_user_west_of_utc_is_shown_times_on_their_own_clock(setup: tuple[Claude, Project, ModelServer]) -> None:
+    """ADR 212 through the real host: Claude Code runs our hooks (and the warm helper they start)
+    with the user's ``TZ``; session 1's prompt and reply share a day, so the block shows their
+    times, on the user's clock (``EST5``: UTC-05:00, no tz database needed)."""
+    claude, project, server = setup
+    claude.env["TZ"] = "EST5"
+    claude.run(DECISION)
+    await_retained(project, "Postgres 16", "session 1's decision was not retained")
+    server.clear()
+    claude.run(QUESTION)
+    block = block_in(_model_turns(server)[-1])
+    assert "Postgres 16" in block
+    assert "UTC-05:00)" in block and " UTC)" not in block
+
+
 def test_session_two_finds_session_ones_fact_by_meaning_on_its_first_prompt(
     setup: tuple[Claude, Project, ModelServer],
 ) -> None:
