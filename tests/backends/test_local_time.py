@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
@@ -561,6 +563,40 @@ def test_a_period_is_a_span_or_nothing_and_reading_one_never_raises(query: str, 
         start, end = window
         assert start < end
     assert all(n.isalnum() for n in date_numbers(query))
+
+
+_ZONES = ["UTC", "EST5", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "Pacific/Chatham",
+          "America/St_Johns", "Australia/Lord_Howe", "Pacific/Kiritimati", "Etc/GMT+12"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@example("UTC", "", 2051222399.9999995)  # 0.5 µs before midnight: datetime rounded it into tomorrow
+@given(
+    st.sampled_from(_ZONES),
+    st.lists(_QUERY_PIECES, max_size=12).map(" ".join),
+    st.floats(min_value=86_400 * 2, max_value=4_102_444_800),  # 1970 to 2100
+)
+def test_in_every_zone_a_period_is_a_span_and_today_holds_the_moment_asked(
+    zone: str, query: str, reference: float
+) -> None:
+    """ADR 212/213 on clocks with DST, half-hour and 45-minute offsets and ±12 h: a period is a
+    span or nothing; "today" holds the moment asked and is a whole local day (23 to 25 hours);
+    "yesterday" ends where today begins."""
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        window = time_window(query, reference)
+        if window is not None:
+            assert window[0] < window[1]
+        today = time_window("what happened today?", reference)
+        yesterday = time_window("what happened yesterday?", reference)
+        assert today is not None and yesterday is not None
+        assert today[0] <= reference < today[1]
+        assert 23 * 3600 <= today[1] - today[0] <= 25 * 3600
+        assert yesterday[1] == today[0]
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
 
 
 @settings(max_examples=200, deadline=None)

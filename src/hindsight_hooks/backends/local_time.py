@@ -166,7 +166,8 @@ def _window_in(text: str, reference_epoch: float) -> Window | None:
     text = in_english(text) or text  # "gestern", "la semaine dernière", "hace 3 días" (ADR 193)
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
-    ref = datetime.fromtimestamp(reference_epoch, tz=UTC)
+    # Whole seconds: datetime rounds to the microsecond, and 0.5 µs before midnight is not tomorrow.
+    ref = datetime.fromtimestamp(reference_epoch // 1, tz=UTC)
     today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     if "since" in words and (m := _SINCE.search(text)):
         # "what changed since Monday / March 4 / last week": from that day's start up to today's end.
