@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
+import time
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -21,6 +24,8 @@ from hindsight_hooks.plugin.recall.render import (
     render_block,
     render_mental_models,
 )
+from hindsight_hooks.retain.echo_guard import line_keys
+from hindsight_hooks.timefmt import SAID_PATTERN, day_of, when_said
 
 # --- rendering: byte-exact format -----------------------------------------------------------------
 
@@ -456,3 +461,34 @@ def test_mental_models_never_exceed_budget_and_keep_wrapper(models: list[dict[st
         assert out.startswith("<mental_models>\n")
         assert out.endswith("\n</mental_models>")
         assert len(_MODELS_TAG.findall(out)) == 2
+
+
+_CLOCKS = ["UTC", "EST5", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "Pacific/Chatham",
+           "America/St_Johns", "Europe/Amsterdam", "Pacific/Kiritimati", "Etc/GMT+12"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_CLOCKS),
+    st.datetimes(min_value=datetime(1890, 1, 1), max_value=datetime(2200, 1, 1)),
+    st.integers(min_value=-14 * 60, max_value=14 * 60),
+)
+def test_what_a_memory_shows_of_when_it_was_said_is_its_moment_on_the_users_clock(
+    clock: str, moment: datetime, written_offset_min: int
+) -> None:
+    """ADR 212: on any clock (DST, half-hour and 45-minute offsets, the odd offsets zones had
+    before 1900), a memory shows the day and time of its moment there, in the form the echo guard
+    takes off a retained line (``SAID_PATTERN``). A form it could not take off would let a quoted
+    memory line be retained again."""
+    os.environ["TZ"] = clock
+    time.tzset()
+    try:
+        stamp = moment.replace(tzinfo=timezone(timedelta(minutes=written_offset_min))).isoformat()
+        shown = when_said(stamp, frozenset({day_of(stamp)}))
+        assert re.fullmatch(SAID_PATTERN, shown), shown
+        local = datetime.fromisoformat(stamp).astimezone()
+        assert shown.startswith(f"{local:%Y-%m-%d %H:%M} UTC")
+        assert line_keys(f"1. Cap the queue at 500 jobs. ({shown})")[-1] == "cap the queue at 500 jobs."
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
