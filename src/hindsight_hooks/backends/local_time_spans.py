@@ -10,10 +10,11 @@ enough to hold the day the user has in mind; the recall then weighs what was sai
 The spans, in the user's days like every window of the store (ADR 212), ``today`` being the
 reference day:
 
-- "this morning": today ("tonight", "this afternoon / evening" are as often a time to come, and a
-  window holds only what was said: they name no period);
-- "last night": yesterday and today (a late night crosses midnight);
-- "the other day", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
+- "this morning", "earlier this afternoon / evening", "earlier tonight": today ("tonight", "this
+  afternoon / evening" are as often a time to come, and a window holds only what was said: they
+  name no period without "earlier");
+- "last night", "last evening": yesterday and today (a late night crosses midnight);
+- "the other day / night / evening", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
 - "over the weekend", "this past weekend": the latest Saturday and Sunday, up to today when today
   is one of them; "last weekend" the same, but asked on a weekend, the one before ("on the
   weekend", "during the weekend" are as often a habit: "we never deploy on the weekend");
@@ -41,11 +42,14 @@ NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "s
 NUMBER = r"\d{1,3}|" + "|".join(NUMBER_WORDS)
 
 # Every phrase below holds one of these words: a query without any of them is not searched.
-TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before"})
+TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before", "earlier"})
 
-_DAY_PART = re.compile(r"\bthis\s+morning\b")
-_LAST_NIGHT = re.compile(r"\blast\s+night\b")
-_DAYS_BACK = re.compile(r"\b(?:the\s+other\s+day|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b")
+# "earlier this afternoon", "earlier tonight": "earlier" says it is over, so it names a period
+_DAY_PART = re.compile(r"\b(?:this\s+morning|earlier\s+(?:this\s+(?:morning|afternoon|evening)|tonight))\b")
+_LAST_NIGHT = re.compile(r"\blast\s+(?:night|evening)\b")
+_DAYS_BACK = re.compile(
+    r"\b(?:the\s+other\s+(?:day|night|evening)|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b"
+)
 _WEEKS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?)\s+weeks?\s+(?:ago|back)\b")
 _WEEKEND = re.compile(r"\b(?:over\s+the|(last)|this\s+past)\s+weekend\b")
 _LATELY = re.compile(
