@@ -47,7 +47,10 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("anything on 2024-12-31", "2024-12-31", "2025-01-01"),
         ("the 4th of March, 2023", "2023-03-04", "2023-03-05"),
         ("what happened yesterday?", "2025-03-19", "2025-03-20"),
-        ("what did we do last week", "2025-03-13", "2025-03-20"),
+        ("what did we do last week", "2025-03-10", "2025-03-17"),  # the calendar week before (ADR 214)
+        ("what did we decide last month?", "2025-02-01", "2025-03-01"),
+        ("over the last week", "2025-03-13", "2025-03-20"),  # "the last …": the days up to today
+        ("in the last month", "2025-02-17", "2025-03-20"),
         ("three days ago", "2025-03-17", "2025-03-18"),
         ("what did we ship in May 2024", "2024-05-01", "2024-06-01"),
         ("releases in 2024", "2024-01-01", "2025-01-01"),
@@ -66,7 +69,7 @@ LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh 
         ("what broke last year", "2024-01-01", "2025-01-01"),
         ("what changed since Monday?", "2025-03-17", "2025-03-21"),  # from that day up to today's end
         ("anything new since March 4", "2025-03-04", "2025-03-21"),
-        ("since last week", "2025-03-13", "2025-03-21"),
+        ("since last week", "2025-03-10", "2025-03-21"),
         ("since yesterday", "2025-03-19", "2025-03-21"),
         ("what did we do since we met on 2025-03-01", "2025-03-01", "2025-03-21"),
         # a month named without a year: the latest one, up to this month (REF is in March 2025)
@@ -91,7 +94,7 @@ def test_the_period_a_question_names(query: str, start: str, end: str) -> None:
         ("EST5", "what did we decide yesterday?", "2026-11-23T05:00", "2026-11-24T05:00"),
         ("EST5", "what happened today?", "2026-11-24T05:00", "2026-11-25T05:00"),
         ("EST5", "what did we change on November 20?", "2026-11-20T05:00", "2026-11-21T05:00"),
-        ("EST5", "anything last week?", "2026-11-17T05:00", "2026-11-24T05:00"),
+        ("EST5", "anything last week?", "2026-11-16T05:00", "2026-11-23T05:00"),
         # the same moment is 23:00 in Tokyo: Tuesday there, and yesterday is Monday in Tokyo
         ("JST-9", "what did we decide yesterday?", "2026-11-22T15:00", "2026-11-23T15:00"),
         ("UTC", "what did we decide yesterday?", "2026-11-23T00:00", "2026-11-24T00:00"),
@@ -125,6 +128,22 @@ def test_yesterday_evening_west_of_utc_is_what_yesterday_finds(
     )
     hits = [hit.text for hit in backend.recall("b", asked).hits]
     assert hits[0] == "user: We agreed to cap the queue at 500 jobs."
+
+
+def test_last_month_asked_at_a_months_end_is_the_month_before(tmp_path: Path) -> None:
+    """ADR 214: asked on November 29, "last month" is October. Before, it was the 31 days before
+    today, which hold three days of October, so November's note came first."""
+    backend = make(tmp_path)
+    for op, when, text in (
+        ("oct", "2026-10-05T10:00:00Z", "We agreed the release train leaves every second Tuesday."),
+        ("nov", "2026-11-20T10:00:00Z", "We agreed the release notes go in CHANGELOG.md."),
+    ):
+        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
+        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
+    asked = RecallRequest(
+        query="what did we agree last month about the release?", query_timestamp="2026-11-29T12:00:00Z"
+    )
+    assert backend.recall("b", asked).hits[0].text == "user: We agreed the release train leaves every second Tuesday."
 
 
 def day_of(epoch: float) -> str:

@@ -28,14 +28,14 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
     [
         ("Was haben wir gestern entschieden?", ("2026-11-27", "2026-11-28")),
         ("und vorgestern?", ("2026-11-26", "2026-11-27")),
-        ("Was war letzte Woche?", ("2026-11-21", "2026-11-28")),
-        ("Welche Queue nutzen wir seit letzter Woche?", ("2026-11-21", "2026-11-29")),
+        ("Was war letzte Woche?", ("2026-11-16", "2026-11-23")),
+        ("Welche Queue nutzen wir seit letzter Woche?", ("2026-11-16", "2026-11-29")),
         ("Was haben wir vor 3 Tagen gemacht?", ("2026-11-25", "2026-11-26")),
         ("Was war letzten Freitag?", ("2026-11-27", "2026-11-28")),
         ("Was haben wir am 4. März 2026 entschieden?", ("2026-03-04", "2026-03-05")),
         ("Was haben wir im März gemacht?", ("2026-03-01", "2026-04-01")),
         ("Qu'est-ce qu'on a décidé hier ?", ("2026-11-27", "2026-11-28")),
-        ("Qu'avons-nous fait la semaine dernière ?", ("2026-11-21", "2026-11-28")),
+        ("Qu'avons-nous fait la semaine dernière ?", ("2026-11-16", "2026-11-23")),
         ("C'était il y a deux semaines", ("2026-11-14", "2026-11-21")),
         ("Qu'est-ce qui a changé depuis lundi ?", ("2026-11-23", "2026-11-29")),
         ("¿Qué decidimos ayer?", ("2026-11-27", "2026-11-28")),
@@ -50,25 +50,25 @@ def _days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("O que fizemos na sexta-feira passada?", ("2026-11-27", "2026-11-28")),
         ("Wat hebben we gisteren besloten?", ("2026-11-27", "2026-11-28")),
         ("Wat deden we 3 dagen geleden?", ("2026-11-25", "2026-11-26")),
-        ("Wat was er vorige week?", ("2026-11-21", "2026-11-28")),
+        ("Wat was er vorige week?", ("2026-11-16", "2026-11-23")),
         ("Wat doen we deze week?", ("2026-11-23", "2026-11-29")),  # Dutch "week" is reached through "deze"
         ("Qu'avons-nous décidé l'an dernier ?", ("2025-01-01", "2026-01-01")),  # and French "an" through "dernier"
         ("Что мы решили вчера?", ("2026-11-27", "2026-11-28")),  # Russian, ADR 194
-        ("Что мы делали на прошлой неделе?", ("2026-11-21", "2026-11-28")),
+        ("Что мы делали на прошлой неделе?", ("2026-11-16", "2026-11-23")),
         ("Что изменилось 3 дня назад?", ("2026-11-25", "2026-11-26")),
         ("Что было в прошлую пятницу?", ("2026-11-27", "2026-11-28")),
         ("Что мы решили 4 марта?", ("2026-03-04", "2026-03-05")),
         ("Что изменилось с понедельника?", ("2026-11-23", "2026-11-29")),
         ("Co zdecydowaliśmy wczoraj?", ("2026-11-27", "2026-11-28")),  # Polish, ADR 201
-        ("Co robiliśmy w zeszłym tygodniu?", ("2026-11-21", "2026-11-28")),
-        ("Co robilismy w zeszlym tygodniu?", ("2026-11-21", "2026-11-28")),  # typed without accents
+        ("Co robiliśmy w zeszłym tygodniu?", ("2026-11-16", "2026-11-23")),
+        ("Co robilismy w zeszlym tygodniu?", ("2026-11-16", "2026-11-23")),  # typed without accents
         ("Co zmieniliśmy 3 dni temu?", ("2026-11-25", "2026-11-26")),
         ("Co było w zeszłą środę?", ("2026-11-25", "2026-11-26")),
         ("Co zdecydowaliśmy 4 marca?", ("2026-03-04", "2026-03-05")),
         ("Co robiliśmy w marcu?", ("2026-03-01", "2026-04-01")),
         ("Co się zmieniło od poniedziałku?", ("2026-11-23", "2026-11-29")),
         ("Що ми вирішили вчора?", ("2026-11-27", "2026-11-28")),  # Ukrainian, ADR 201
-        ("Що ми робили минулого тижня?", ("2026-11-21", "2026-11-28")),
+        ("Що ми робили минулого тижня?", ("2026-11-16", "2026-11-23")),
         ("Що змінилося 3 дні тому?", ("2026-11-25", "2026-11-26")),
         ("Що ми вирішили 4 березня?", ("2026-03-04", "2026-03-05")),
         ("Що змінилося з понеділка?", ("2026-11-23", "2026-11-29")),

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from ..timefmt import utc_offset_s
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
-from .local_time_periods import NUMBER_PATTERNS, month_part, year_period
+from .local_time_periods import NUMBER_PATTERNS, month_part, months_before, year_period
 from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
 from .local_time_words import in_english
 
@@ -218,10 +218,21 @@ def _window_in(text: str, reference_epoch: float) -> Window | None:
         if re.search(r"\blast\s+year\b", lowered):
             new_year = datetime(today.year, 1, 1, tzinfo=UTC)
             return new_year.replace(year=today.year - 1).timestamp(), new_year.timestamp()
-        if re.search(r"\blast\s+week\b", lowered):
-            return (today - timedelta(days=7)).timestamp(), today.timestamp()
-        if re.search(r"\blast\s+month\b", lowered):
-            return (today - timedelta(days=31)).timestamp(), today.timestamp()
+        # "last week", "last month": the calendar week (from Monday) or month before this one;
+        # "the last week", "the last month": the days up to today (ADR 214). Asked on November 29,
+        # "what did we decide last month?" means October; the 31 days before held three of its days.
+        if m := re.search(r"\b(the\s+)?last\s+week\b", lowered):
+            monday = today - timedelta(days=today.weekday())
+            return (
+                ((today - timedelta(days=7)).timestamp(), today.timestamp())
+                if m[1]
+                else ((monday - timedelta(days=7)).timestamp(), monday.timestamp())
+            )
+        if m := re.search(r"\b(the\s+)?last\s+month\b", lowered):
+            if m[1]:
+                return (today - timedelta(days=31)).timestamp(), today.timestamp()
+            this_month = datetime(today.year, today.month, 1, tzinfo=UTC)
+            return months_before(this_month, 1).timestamp(), this_month.timestamp()
     if period := year_period(lowered, words, today):  # "last summer", "a few months ago" (ADR 208)
         return period
     if digits and "in" in words and (m := _YEAR.search(text)):

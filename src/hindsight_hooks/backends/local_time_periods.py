@@ -109,7 +109,7 @@ def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window 
         start = datetime(today.year, first_month, 1, tzinfo=UTC)
         if m[1] == "this":
             return start.timestamp(), end_of_today
-        return _months_before(start, 3).timestamp(), start.timestamp()
+        return months_before(start, 3).timestamp(), start.timestamp()
     if _YEAR_BEFORE_LAST.search(lowered):
         return datetime(today.year - 2, 1, 1, tzinfo=UTC).timestamp(), datetime(
             today.year - 1, 1, 1, tzinfo=UTC
@@ -137,7 +137,8 @@ def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window 
     return None
 
 
-def _months_before(start: datetime, months: int) -> datetime:
+def months_before(start: datetime, months: int) -> datetime:
+    """The first day of the month ``months`` before the one ``start`` is in (``start``: a 1st)."""
     index = start.year * 12 + start.month - 1 - months
     return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
 
