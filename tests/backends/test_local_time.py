@@ -567,7 +567,10 @@ _QUERY_PIECES = st.sampled_from(
      "summer", "winter", "fall", "spring", "early", "mid-March", "late", "end", "beginning", "of", "quarter", "year",
      "years", "months", "several", "holidays", "christmas", "new", "0000", "9999", "1899", "2025", "twelve", "or",
      "so", "letzten", "Sommer", "été", "dernier", "l'hiver", "год", "rok", "рік", "il", "y", "un", "an", "mesi",
-     "did", "was", "spring"]
+     "did", "was", "spring",
+     # ADR 212-214
+     "mid-2025", "start", "next", "time", "around", "Christmas", "week", "month", "the", "evening", "earlier",
+     "tonight", "afternoon", "night"]
 )  # fmt: skip
 
 

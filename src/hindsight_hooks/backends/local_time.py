@@ -27,7 +27,15 @@ from typing import TypeVar
 
 from ..timefmt import utc_offset_s
 from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
-from .local_time_periods import NUMBER_PATTERNS, month_part, months_before, year_period
+from .local_time_periods import (
+    NUMBER_PATTERNS,
+    TO_COME,
+    YEAR_SLACK_DAYS,
+    month_part,
+    months_before,
+    year_part,
+    year_period,
+)
 from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
 from .local_time_words import in_english
 
@@ -60,7 +68,6 @@ _FULL_MONTHS = frozenset(names[0] for names in _MONTH_NAMES)
 _NAMED_MONTH = re.compile(rf"\b(in|during|last)\s+({'|'.join(_FULL_MONTHS)})\b(?!\s*,?\s*\d)")
 # "3 days ago", and "two weeks back" as people say it in chat (ADR 204)
 _AGO = re.compile(rf"\b({NUMBER})\s+(day|week|month|year)s?\s+(?:or\s+so\s+)?(?:ago|back)\b", re.I)
-YEAR_SLACK_DAYS = 60  # "a year ago" is a season, not a day: that many days either side (ADR 208)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "on Friday", "last Friday", "this past Friday": the latest such day before today. "every Friday"
 # or a bare "Friday" is a habit or a name, not a day asked about.
@@ -177,6 +184,8 @@ def _window_in(text: str, reference_epoch: float) -> Window | None:
             return first[0], end
     if part := month_part(lowered, words, today):  # "early March 2025" before "March 2025" (ADR 208)
         return part
+    if part := year_part(lowered, words, today):  # "early last year", "mid-2025" before "last year" (ADR 214)
+        return None if part == TO_COME else part
     digits = _DIGIT.search(text) is not None
     if digits:
         explicit = _explicit_day(text, words, ref)

@@ -78,6 +78,20 @@ _MONTH_PART = re.compile(
 )
 _PART_DAYS = {"early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20)}
 _QUARTER = re.compile(r"\b(last|this)\s+quarter\b")
+# A part of a year (ADR 214): "early last year", "mid-2025", "the end of the year", "late this year".
+_YEAR_PART = re.compile(
+    r"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end)\s+of\s+)"
+    r"(?:(last|this|the)\s+year\b|(\d{4})\b)",
+    re.I,
+)
+_YEAR_THIRDS = {"early": 1, "beginning": 1, "start": 1, "mid": 5, "middle": 5, "late": 9, "end": 9}
+# "this time last year": a season, not a day, as "a year ago" is (``YEAR_SLACK_DAYS`` either side).
+_THIS_TIME_LAST_YEAR = re.compile(
+    r"\b(?:(?:around\s+|about\s+)?this\s+time|(?:around|about)\s+now)\s+last\s+year\b"
+    r"|\blast\s+year\s+(?:around|about|at)\s+this\s+time\b"
+)
+YEAR_SLACK_DAYS = 60  # "a year ago" is a season, not a day: that many days either side (ADR 208)
+TO_COME: Window = (0.0, 0.0)  # what ``year_part`` gives for a part of a year that has not begun
 _THIS_YEAR = re.compile(r"\b(?:earlier\s+|so\s+far\s+)?this\s+year\b")
 _YEAR_BEFORE_LAST = re.compile(r"\bthe\s+year\s+before\s+last\b")
 _LATELY = re.compile(
@@ -86,10 +100,11 @@ _LATELY = re.compile(
 )
 _MONTHS_BACK = re.compile(r"\b(?:a\s+)?(few|couple(?:\s+of)?|several)\s+months?\s+(?:ago|back)\b")
 _HOLIDAYS = re.compile(
-    r"\b(?:over\s+the\s+holidays|(?:over|around)\s+(?:the\s+)?christmas(?:\s+break)?|over\s+(?:the\s+)?new\s+year)\b"
+    r"\b(?:over\s+the\s+holidays|(?:over|around)\s+(?:the\s+)?christmas(?:\s+break)?|over\s+(?:the\s+)?new\s+year"
+    r"|last\s+christmas|(?:at|on)\s+christmas)\b"
 )
 # The patterns whose numbers write a period ("summer 2025", "the past 3 months"): not searched as words.
-NUMBER_PATTERNS = (_SEASON_NAMED, _MONTH_PART, _LATELY)
+NUMBER_PATTERNS = (_SEASON_NAMED, _MONTH_PART, _LATELY, _YEAR_PART)
 _YEARS = range(1900, 2201)  # a year written out beyond these is not a time asked about ("summer 0000")
 
 
@@ -180,6 +195,32 @@ def _named_season(how: str, season: str, today: datetime) -> Window | None:
         start, end = _season_span(year - 1, season)
     elif how in ("this", "earlier this") and not going_on and start.year != today.year:
         return None  # "this winter", asked in November: the one to come
+    return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
+
+
+def year_part(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
+    """A third of a year ("early last year": January–April, "mid-2025": May–August, "the end of
+    the year": September–December), or "this time last year" (a year ago, ``YEAR_SLACK_DAYS``
+    either side), that ``lowered`` names; None when it names none; ``TO_COME`` for a part that
+    has not begun ("late this year" asked in March: a plan, so no period at all)."""
+    if "year" not in words and words.isdisjoint(PART_WORDS):
+        return None
+    if "year" in words and "last" in words and _THIS_TIME_LAST_YEAR.search(lowered):
+        middle = today - timedelta(days=365)
+        return (middle - timedelta(days=YEAR_SLACK_DAYS)).timestamp(), (
+            middle + timedelta(days=YEAR_SLACK_DAYS)
+        ).timestamp()
+    if words.isdisjoint(PART_WORDS) or not (m := _YEAR_PART.search(lowered)):
+        return None
+    which = (m[3] or "").lower()
+    year = int(m[4]) if m[4] else today.year - 1 if which == "last" else today.year
+    if year not in _YEARS or (m[4] is None and which not in ("last", "this", "the")):
+        return None
+    first = _YEAR_THIRDS[(m[1] or m[2]).lower()]
+    start = datetime(year, first, 1, tzinfo=UTC)
+    if start > today:
+        return TO_COME
+    end = datetime(year + 1, 1, 1, tzinfo=UTC) if first == 9 else datetime(year, first + 4, 1, tzinfo=UTC)
     return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
 
 
