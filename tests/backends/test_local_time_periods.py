@@ -265,6 +265,13 @@ def test_seasons_follow_the_users_hemisphere(
         # "last Christmas", "at Christmas" are the holidays
         ("what did we ship last Christmas?", ("25-12-20", "26-01-07"), ("25-12-20", "26-01-07"),
          ("25-12-20", "26-01-07")),
+        # halves of a year, and the first or last week of a month
+        ("the first half of last year", ("25-01-01", "25-07-01"), ("25-01-01", "25-07-01"), ("25-01-01", "25-07-01")),
+        ("the second half of this year", ("26-07-01", "26-11-30"), ("26-07-01", "26-07-16"), None),
+        ("what did we ship in the first week of March?", ("26-03-01", "26-03-08"), ("26-03-01", "26-03-08"),
+         ("25-03-01", "25-03-08")),
+        ("the last week of February 2025", ("25-02-24", "25-03-01"), ("25-02-24", "25-03-01"),
+         ("25-02-24", "25-03-01")),
         # a part word without a year names none of these
         ("the end of the day", None, None, None),
         ("late night fix", None, None, None),

@@ -53,7 +53,7 @@ TRIGGERS = frozenset(
     }
 )  # fmt: skip
 # A part of a month needs one of these beside a month's full name.
-PART_WORDS = frozenset({"early", "mid", "late", "beginning", "start", "middle", "end"})
+PART_WORDS = frozenset({"early", "mid", "late", "beginning", "start", "middle", "end", "first", "half", "week"})
 
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON = "spring|summer|autumn|fall|winter"
@@ -72,19 +72,27 @@ _MONTH_NAMES = (
 )  # fmt: skip
 _MONTH_OF = {name: n for n, name in enumerate(_MONTH_NAMES, start=1)}
 _MONTH_PART = re.compile(
-    rf"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end)\s+of\s+)({'|'.join(_MONTH_NAMES)})\b"
+    rf"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end|first\s+week|last\s+week)\s+of\s+)"
+    rf"({'|'.join(_MONTH_NAMES)})\b"
     r"(?:,?\s+(\d{4})\b)?",
     re.I,
 )
-_PART_DAYS = {"early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20)}
+_PART_DAYS = {
+    "early": (1, 10), "beginning": (1, 10), "start": (1, 10), "mid": (11, 20), "middle": (11, 20),
+    "first week": (1, 7), "last week": (24, 31),
+}  # fmt: skip
 _QUARTER = re.compile(r"\b(last|this)\s+quarter\b")
 # A part of a year (ADR 214): "early last year", "mid-2025", "the end of the year", "late this year".
 _YEAR_PART = re.compile(
-    r"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end)\s+of\s+)"
+    r"\b(?:(early|mid|late)[\s-]+|(?:the\s+)?(beginning|start|middle|end|first\s+half|second\s+half)\s+of\s+)"
     r"(?:(last|this|the)\s+year\b|(\d{4})\b)",
     re.I,
 )
-_YEAR_THIRDS = {"early": 1, "beginning": 1, "start": 1, "mid": 5, "middle": 5, "late": 9, "end": 9}
+# The first month and how many months of each part ("the first half of 2025": January–June).
+_YEAR_PARTS = {
+    "early": (1, 4), "beginning": (1, 4), "start": (1, 4), "mid": (5, 4), "middle": (5, 4), "late": (9, 4),
+    "end": (9, 4), "first half": (1, 6), "second half": (7, 6),
+}  # fmt: skip
 # "this time last year": a season, not a day, as "a year ago" is (``YEAR_SLACK_DAYS`` either side).
 _THIS_TIME_LAST_YEAR = re.compile(
     r"\b(?:(?:around\s+|about\s+)?this\s+time|(?:around|about)\s+now)\s+last\s+year\b"
@@ -216,11 +224,11 @@ def year_part(lowered: str, words: frozenset[str], today: datetime) -> Window | 
     year = int(m[4]) if m[4] else today.year - 1 if which == "last" else today.year
     if year not in _YEARS or (m[4] is None and which not in ("last", "this", "the")):
         return None
-    first = _YEAR_THIRDS[(m[1] or m[2]).lower()]
+    first, months = _YEAR_PARTS[" ".join((m[1] or m[2]).lower().split())]
     start = datetime(year, first, 1, tzinfo=UTC)
     if start > today:
         return TO_COME
-    end = datetime(year + 1, 1, 1, tzinfo=UTC) if first == 9 else datetime(year, first + 4, 1, tzinfo=UTC)
+    end = datetime(year + 1, 1, 1, tzinfo=UTC) if first + months > 12 else datetime(year, first + months, 1, tzinfo=UTC)
     return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
 
 
@@ -231,7 +239,7 @@ def month_part(lowered: str, words: frozenset[str], today: datetime) -> Window |
     Asked before a month and year are read as the whole month ("early March 2025")."""
     if words.isdisjoint(PART_WORDS) or words.isdisjoint(_MONTH_OF) or not (m := _MONTH_PART.search(lowered)):
         return None
-    part, month = m[1] or m[2], _MONTH_OF[m[3]]
+    part, month = " ".join((m[1] or m[2]).lower().split()), _MONTH_OF[m[3].lower()]
     first, last = _PART_DAYS.get(part, (21, 31))
     year = int(m[4]) if m[4] else today.year
     if year not in _YEARS:
