@@ -272,6 +272,9 @@ def test_seasons_follow_the_users_hemisphere(
          ("25-03-01", "25-03-08")),
         ("the last week of February 2025", ("25-02-24", "25-03-01"), ("25-02-24", "25-03-01"),
          ("25-02-24", "25-03-01")),
+        # the calendar month two before this one
+        ("what did we decide the month before last?", ("26-09-01", "26-10-01"), ("26-05-01", "26-06-01"),
+         ("25-11-01", "25-12-01")),
         # a part word without a year names none of these
         ("the end of the day", None, None, None),
         ("late night fix", None, None, None),

@@ -34,6 +34,9 @@ def days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("earlier tonight you said", ("11-29", "11-30"), ("11-25", "11-26")),
         ("what did we agree last evening?", ("11-28", "11-30"), ("11-24", "11-26")),
         ("the other night we chose Kafka", ("11-23", "11-29"), ("11-19", "11-25")),
+        # British "fortnight" is two weeks (ADR 214)
+        ("a fortnight ago", ("11-15", "11-22"), ("11-11", "11-18")),
+        ("over the last fortnight", ("11-15", "11-30"), ("11-11", "11-26")),
         ("a few days ago", ("11-23", "11-29"), ("11-19", "11-25")),
         ("few days back", ("11-23", "11-29"), ("11-19", "11-25")),
         ("a couple of days ago", ("11-26", "11-29"), ("11-22", "11-25")),

@@ -76,6 +76,7 @@ _TOKEN = re.compile(r"[a-z]+")
 # The last "since …" of the query's end; what follows is read as a day ("since Monday" as "on Monday").
 _SINCE = re.compile(r"\bsince\s+(?!.*\bsince\b)(.+)$", re.I | re.S)
 _DIGIT = re.compile(r"\d")
+_FORTNIGHT = re.compile(r"\b(?:a\s+)?fortnight\b", re.I)
 
 Window = tuple[float, float]
 
@@ -171,6 +172,8 @@ def _first_window(query: str, reference_epoch: float) -> Window | None:
 def _window_in(text: str, reference_epoch: float) -> Window | None:
     """The period ``text`` (one end of a query) names."""
     text = in_english(text) or text  # "gestern", "la semaine dernière", "hace 3 días" (ADR 193)
+    if "fortnight" in text.lower():  # British: "a fortnight ago", "the last fortnight" (ADR 214)
+        text = _FORTNIGHT.sub("two weeks", text)
     lowered = text.lower()
     words = frozenset(_TOKEN.findall(lowered))
     # Whole seconds: datetime rounds to the microsecond, and 0.5 µs before midnight is not tomorrow.

@@ -102,6 +102,7 @@ YEAR_SLACK_DAYS = 60  # "a year ago" is a season, not a day: that many days eith
 TO_COME: Window = (0.0, 0.0)  # what ``year_part`` gives for a part of a year that has not begun
 _THIS_YEAR = re.compile(r"\b(?:earlier\s+|so\s+far\s+)?this\s+year\b")
 _YEAR_BEFORE_LAST = re.compile(r"\bthe\s+year\s+before\s+last\b")
+_MONTH_BEFORE_LAST = re.compile(r"\bthe\s+month\s+before\s+last\b")
 _LATELY = re.compile(
     rf"\b(?:last|past)\s+(few|couple(?:\s+of)?|{NUMBER}|twelve)\s+months\b|\bpast\s+(month|year)\b",
     re.I,
@@ -133,6 +134,9 @@ def year_period(lowered: str, words: frozenset[str], today: datetime) -> Window 
         if m[1] == "this":
             return start.timestamp(), end_of_today
         return months_before(start, 3).timestamp(), start.timestamp()
+    if _MONTH_BEFORE_LAST.search(lowered):  # asked in November: September (ADR 214)
+        this_month = datetime(today.year, today.month, 1, tzinfo=UTC)
+        return months_before(this_month, 2).timestamp(), months_before(this_month, 1).timestamp()
     if _YEAR_BEFORE_LAST.search(lowered):
         return datetime(today.year - 2, 1, 1, tzinfo=UTC).timestamp(), datetime(
             today.year - 1, 1, 1, tzinfo=UTC
