@@ -34,6 +34,7 @@ from hindsight_hooks.backends.local_time import (
 )
 from hindsight_hooks.plugin.recall.render import BankBlock, render_block
 from tests.backends.test_local_support import item, make, raw
+from tests.backends.test_local_time_spans import said
 
 REF = datetime(2025, 3, 20, 12, tzinfo=UTC).timestamp()
 LATER = "2026-01-01T00:00:00.000Z"  # a reference time that makes recency weigh the same for all
@@ -110,40 +111,35 @@ def test_days_are_the_users_days(user_zone: Callable[[str], None], zone: str, qu
     assert shown == (start, end)
 
 
-def test_yesterday_evening_west_of_utc_is_what_yesterday_finds(
-    tmp_path: Path, user_zone: Callable[[str], None]
+@pytest.mark.parametrize(
+    ("zone", "older", "newer", "question", "asked_at", "first"),
+    [
+        # ADR 212, asked on Tuesday at 09:00 in New York: Monday evening's agreement (02:00 UTC on
+        # Tuesday) is yesterday's; Sunday evening's (01:00 UTC on Monday) is not
+        ("EST5", ("2026-11-23T01:00:00Z", "We agreed to cap the queue at 300 jobs."),
+         ("2026-11-24T02:00:00Z", "We agreed to cap the queue at 500 jobs."),
+         "what did we agree yesterday about the queue cap?", "2026-11-24T14:00:00Z", "newer"),
+        # ADR 214, asked on November 29: "last month" is October; the 31 days before today held
+        # three days of it, and November's note came first
+        ("UTC", ("2026-10-05T10:00:00Z", "We agreed the release train leaves every second Tuesday."),
+         ("2026-11-20T10:00:00Z", "We agreed the release notes go in CHANGELOG.md."),
+         "what did we agree last month about the release?", "2026-11-29T12:00:00Z", "older"),
+    ],
+)  # fmt: skip
+def test_a_period_finds_what_was_said_then_on_the_users_calendar(
+    tmp_path: Path,
+    user_zone: Callable[[str], None],
+    zone: str,
+    older: tuple[str, str],
+    newer: tuple[str, str],
+    question: str,
+    asked_at: str,
+    first: str,
 ) -> None:
-    """Asked on Tuesday at 09:00 in New York: Monday evening's agreement (02:00 UTC on Tuesday) is
-    yesterday's, Sunday evening's (01:00 UTC on Monday) is not."""
-    user_zone("EST5")
-    backend = make(tmp_path)
-    for op, when, text in (
-        ("sun", "2026-11-23T01:00:00Z", "We agreed to cap the queue at 300 jobs."),
-        ("mon", "2026-11-24T02:00:00Z", "We agreed to cap the queue at 500 jobs."),
-    ):
-        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
-    asked = RecallRequest(
-        query="what did we agree yesterday about the queue cap?", query_timestamp="2026-11-24T14:00:00Z"
-    )
-    hits = [hit.text for hit in backend.recall("b", asked).hits]
-    assert hits[0] == "user: We agreed to cap the queue at 500 jobs."
-
-
-def test_last_month_asked_at_a_months_end_is_the_month_before(tmp_path: Path) -> None:
-    """ADR 214: asked on November 29, "last month" is October. Before, it was the 31 days before
-    today, which hold three days of October, so November's note came first."""
-    backend = make(tmp_path)
-    for op, when, text in (
-        ("oct", "2026-10-05T10:00:00Z", "We agreed the release train leaves every second Tuesday."),
-        ("nov", "2026-11-20T10:00:00Z", "We agreed the release notes go in CHANGELOG.md."),
-    ):
-        turn = json.dumps([{"role": "user", "content": text, "timestamp": when}])
-        backend.retain_batch("b", [item(turn, op, source="auto", timestamp=when)], operation_id=op)
-    asked = RecallRequest(
-        query="what did we agree last month about the release?", query_timestamp="2026-11-29T12:00:00Z"
-    )
-    assert backend.recall("b", asked).hits[0].text == "user: We agreed the release train leaves every second Tuesday."
+    user_zone(zone)
+    backend = said(make(tmp_path), ("a", *older), ("b", *newer))
+    hits = backend.recall("b", RecallRequest(query=question, query_timestamp=asked_at)).hits
+    assert hits[0].text == "user: " + (older if first == "older" else newer)[1]
 
 
 def day_of(epoch: float) -> str:
