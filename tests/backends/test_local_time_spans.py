@@ -32,6 +32,8 @@ def days(window: tuple[float, float] | None) -> tuple[str, str] | None:
         ("what did we decide the other day?", ("11-23", "11-29"), ("11-19", "11-25")),
         ("what did we fix earlier this afternoon?", ("11-29", "11-30"), ("11-25", "11-26")),
         ("earlier tonight you said", ("11-29", "11-30"), ("11-25", "11-26")),
+        ("what did we fix this afternoon?", ("11-29", "11-30"), ("11-25", "11-26")),  # a question about the past
+        ("what was decided tonight?", ("11-29", "11-30"), ("11-25", "11-26")),
         ("what did we agree last evening?", ("11-28", "11-30"), ("11-24", "11-26")),
         ("the other night we chose Kafka", ("11-23", "11-29"), ("11-19", "11-25")),
         # British "fortnight" is two weeks (ADR 214)

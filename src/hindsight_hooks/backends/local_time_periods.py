@@ -41,7 +41,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from ..timefmt import southern_hemisphere
-from .local_time_spans import NUMBER, NUMBER_WORDS
+from .local_time_spans import NUMBER, NUMBER_WORDS, PAST_WORDS
 
 Window = tuple[float, float]
 
@@ -65,7 +65,6 @@ _SEASON_NAMED = re.compile(
 # "in the summer", "during the winter" are as often a habit or a plan ("we slow down in the summer");
 # asked about the past ("what did we decide in the spring?") they are the latest one that has begun.
 _SEASON_IN = re.compile(rf"\b(?:in|during)\s+the\s+({_SEASON})\b(?!\s*,?\s*(?:of\s+)?\d)")
-PAST_WORDS = frozenset({"did", "was", "were", "had", "decided", "agreed", "chose", "picked", "said", "discussed"})
 _MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",

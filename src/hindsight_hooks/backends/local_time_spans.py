@@ -12,7 +12,8 @@ reference day:
 
 - "this morning", "earlier this afternoon / evening", "earlier tonight": today ("tonight", "this
   afternoon / evening" are as often a time to come, and a window holds only what was said: they
-  name no period without "earlier");
+  name no period without "earlier", or a word of a question about the past: "what did we fix this
+  afternoon?");
 - "last night", "last evening": yesterday and today (a late night crosses midnight);
 - "the other day / night / evening", "(a) few days ago/back": 1 to 6 days ago; "(a) couple (of) days ago/back": 1 to 3;
 - "over the weekend", "this past weekend": the latest Saturday and Sunday, up to today when today
@@ -42,10 +43,17 @@ NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "s
 NUMBER = r"\d{1,3}|" + "|".join(NUMBER_WORDS)
 
 # Every phrase below holds one of these words: a query without any of them is not searched.
-TRIGGERS = frozenset({"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before", "earlier"})
+TRIGGERS = frozenset(
+    {"morning", "night", "other", "few", "couple", "weekend", "past", "last", "before", "earlier", "afternoon",
+     "evening", "tonight"}
+)  # fmt: skip
+# Words of a question about the past ("what did we decide this afternoon?"): with one of them a
+# phrase that may name a time to come ("this afternoon", "in the spring") names one gone by.
+PAST_WORDS = frozenset({"did", "was", "were", "had", "decided", "agreed", "chose", "picked", "said", "discussed"})
 
 # "earlier this afternoon", "earlier tonight": "earlier" says it is over, so it names a period
 _DAY_PART = re.compile(r"\b(?:this\s+morning|earlier\s+(?:this\s+(?:morning|afternoon|evening)|tonight))\b")
+_DAY_PART_SAID = re.compile(r"\b(?:this\s+(?:afternoon|evening)|tonight)\b")
 _LAST_NIGHT = re.compile(r"\blast\s+(?:night|evening)\b")
 _DAYS_BACK = re.compile(
     r"\b(?:the\s+other\s+(?:day|night|evening)|(?:a\s+)?(few|couple(?:\s+of)?)\s+days?\s+(?:ago|back))\b"
@@ -70,7 +78,7 @@ def vague_span(lowered: str, words: frozenset[str], today: datetime) -> Window |
     def span(first: int, last: int) -> Window:  # from ``first`` days ago to ``last`` days ago, both whole
         return (today - first * day).timestamp(), (today - (last - 1) * day).timestamp()
 
-    if _DAY_PART.search(lowered):
+    if _DAY_PART.search(lowered) or (not words.isdisjoint(PAST_WORDS) and _DAY_PART_SAID.search(lowered)):
         return span(0, 0)
     if _LAST_NIGHT.search(lowered):
         return span(1, 0)
