@@ -566,7 +566,7 @@ _QUERY_PIECES = st.sampled_from(
      "did", "was", "spring",
      # ADR 212-214
      "mid-2025", "start", "next", "time", "around", "Christmas", "week", "month", "the", "evening", "earlier",
-     "tonight", "afternoon", "night", "first", "half", "second", "February", "fortnight", "before"]
+     "tonight", "afternoon", "night", "first", "half", "second", "February", "fortnight", "before", "decided"]
 )  # fmt: skip
 
 
