@@ -30,11 +30,11 @@ from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language
 from .local_time_periods import (
     NUMBER_PATTERNS,
     TO_COME,
-    YEAR_SLACK_DAYS,
     month_part,
     months_before,
     year_part,
     year_period,
+    years_ago,
 )
 from .local_time_spans import NUMBER, NUMBER_WORDS, vague_span
 from .local_time_words import in_english
@@ -205,10 +205,7 @@ def _window_in(text: str, reference_epoch: float) -> Window | None:
     if ("ago" in words or "back" in words) and (m := _AGO.search(lowered)):
         n = NUMBER_WORDS.get(m[1]) or int(m[1])
         if m[2] == "year":
-            middle = today - timedelta(days=365 * n)
-            return (middle - timedelta(days=YEAR_SLACK_DAYS)).timestamp(), (
-                middle + timedelta(days=YEAR_SLACK_DAYS)
-            ).timestamp()
+            return years_ago(today, n)
         days = {"day": 1, "week": 7, "month": 30}[m[2]] * n
         start = today - timedelta(days=days)
         span = {"day": 1, "week": 7, "month": 30}[m[2]]

@@ -209,6 +209,13 @@ def _named_season(how: str, season: str, today: datetime) -> Window | None:
     return start.timestamp(), min(end, today + timedelta(days=1)).timestamp()
 
 
+def years_ago(today: datetime, years: int) -> Window:
+    """ "a year ago", "two years back", "this time last year": a season, ``YEAR_SLACK_DAYS`` either side."""
+    middle = today - timedelta(days=365 * years)
+    slack = timedelta(days=YEAR_SLACK_DAYS)
+    return (middle - slack).timestamp(), (middle + slack).timestamp()
+
+
 def year_part(lowered: str, words: frozenset[str], today: datetime) -> Window | None:
     """A third of a year ("early last year": January–April, "mid-2025": May–August, "the end of
     the year": September–December), or "this time last year" (a year ago, ``YEAR_SLACK_DAYS``
@@ -217,10 +224,7 @@ def year_part(lowered: str, words: frozenset[str], today: datetime) -> Window | 
     if "year" not in words and words.isdisjoint(PART_WORDS):
         return None
     if "year" in words and "last" in words and _THIS_TIME_LAST_YEAR.search(lowered):
-        middle = today - timedelta(days=365)
-        return (middle - timedelta(days=YEAR_SLACK_DAYS)).timestamp(), (
-            middle + timedelta(days=YEAR_SLACK_DAYS)
-        ).timestamp()
+        return years_ago(today, 1)
     if words.isdisjoint(PART_WORDS) or not (m := _YEAR_PART.search(lowered)):
         return None
     which = (m[3] or "").lower()
