@@ -170,12 +170,9 @@ def southern_hemisphere() -> bool:
 @functools.lru_cache(maxsize=8)
 def _southern(tz: str) -> bool:
     name = tz.lstrip(":")
-    if "/" not in name and not name.startswith("NZ"):
-        try:
-            target = os.path.realpath("/etc/localtime") if not name else ""
-        except OSError:
-            target = ""
-        name = target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else name
+    if not name:  # no TZ: the zone /etc/localtime points at ("…/zoneinfo/Australia/Sydney")
+        target = os.path.realpath("/etc/localtime")
+        name = target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else ""
     return name.startswith(_SOUTHERN_ZONES)
 
 
@@ -223,11 +220,11 @@ def when_said(stamp: object, timed_days: frozenset[str]) -> str:
     """What a memory shows of when it was said: the user's day ``YYYY-MM-DD`` (ADR 212), with the
     time and its zone (``HH:MM UTC``, ``HH:MM UTC-08:00``) when that day is one of ``timed_days``;
     '' when the stamp names no day. A plain date (no time of day) shows as written."""
-    day = day_of(stamp)
-    if day not in timed_days:
-        return day
-    local = _local_day_and_minute(stamp)
-    return f"{day} {local[1]} {local[2]}" if local is not None else day
+    local = _local_day_and_minute(stamp)  # read once: this runs for every item of every block
+    if local is None:
+        return day_of(stamp)
+    day, minute, zone = local
+    return f"{day} {minute} {zone}" if day in timed_days else day
 
 
 def is_iso8601(text: str) -> bool:
