@@ -96,12 +96,20 @@ def specific(search: CandidateSearch, hit: Candidate, stems: frozenset[str]) -> 
     """Does one of ``stems`` (words of ``hit``) name something, not say what the bank says
     everywhere? Counted as the ranking counts a term (capped, kept between recalls): by the word
     as ``hit`` writes it, so the index's stemmer gives back the stem."""
-    words = list(dict.fromkeys(t for t in fts_tokens(hit.content) if porter_stem(t) in stems))
+    words = written_as(hit.content, stems)
     if not words:
         return True
-    counts = search.term_counts(words)
+    counts = search.term_counts(list(words))
     cap = max(SPECIFIC_MIN, int(SPECIFIC_SHARE * search.bank_units()))
     return min(counts) <= min(cap, search.window)
+
+
+@lru_cache(maxsize=256)
+def written_as(text: str, stems: frozenset[str]) -> tuple[str, ...]:
+    """The words of ``text`` whose stems are ``stems``, as written. Cached: a hit is checked against
+    each change row read for it (up to ``MATCHES_READ``), and :func:`specific` would tokenize the
+    whole hit again each time."""
+    return tuple(dict.fromkeys(t for t in fts_tokens(text) if porter_stem(t) in stems))
 
 
 def with_successors(
