@@ -19,6 +19,7 @@ from .local_query import (
     D_CONTEXT,
     D_DOC,
     D_OCCURRED,
+    D_SEQ,
     D_SOURCE,
     D_TAGS,
     D_TYPE,
@@ -100,6 +101,7 @@ def detailed(conn: sqlite3.Connection, ordered: list[Candidate], chunk: int) -> 
                 cand.tags = list(orjson.loads(row[D_TAGS]))
                 cand.occurred_at = str(row[D_OCCURRED] or "")
                 cand.words = str(row[D_WORDS])
+                cand.seq = int(row[D_SEQ])
                 cand.detailed = True
             yield cand
 

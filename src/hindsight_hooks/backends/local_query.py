@@ -66,11 +66,12 @@ _RANK_EXPRESSIONS = (
     "THEN length(u.context) - instr(u.context, char(30)) ELSE 0 END",
 )  # fmt: skip
 RANK_COLUMNS = ", ".join(_RANK_EXPRESSIONS)
-D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED, D_WORDS = range(9)
-# ``D_WORDS``: the words the index holds of the message (ADR 179), which the coverage rule reads.
+D_ROWID, D_CONTENT, D_CONTEXT, D_TYPE, D_SOURCE, D_DOC, D_TAGS, D_OCCURRED, D_WORDS, D_SEQ = range(10)
+# ``D_WORDS``: the words the index holds of the message (ADR 179), which the coverage rule reads;
+# ``D_SEQ``: its place in its document, by which an acknowledgement finds the message it answers (ADR 215).
 DETAIL_COLUMNS = (
     "u.rowid, u.content, u.context, u.type, u.source, u.document_id, d.tags_json, u.occurred_at, "
-    "coalesce(u.search_text, u.content)"
+    "coalesce(u.search_text, u.content), u.seq"
 )
 
 

@@ -54,6 +54,7 @@ class Candidate:
     document_id: str = ""
     tags: list[str] = field(default_factory=list)
     occurred_at: str = ""  # when it was said (the message's own time), '' when unknown
+    seq: int = -1  # its place in its document; -1 until read with the details
     detailed: bool = False
     matched: frozenset[str] = field(default_factory=frozenset)
     dense: float | None = None

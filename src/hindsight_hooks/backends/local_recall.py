@@ -20,6 +20,7 @@ from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, Ref
 from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
+from .local_echo import as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
 from .local_prefix import with_prefixes
@@ -189,13 +190,12 @@ class LocalRecall(LocalVectorWiring):
             # What only restates the question goes after what says more (ADR 186).
             asked = question_stems(terms)
             answers = restatements_last(shown, asked) if asks_beyond_itself(request.query) else shown
-            chosen = cut_to_budget(
-                distinct_shown(
-                    unseen(light_last(covered_in_order(answers, keys, common, found, near), keys, near), seen)
-                ),
-                limit,
-                request.max_tokens,
+            # An acknowledgement is shown as the user's statement it says back (ADR 215).
+            stated = as_their_statements(
+                light_last(covered_in_order(answers, keys, common, found, near), keys, near),
+                partial(self._statement_before, conn, filters),
             )
+            chosen = cut_to_budget(distinct_shown(unseen(stated, seen)), limit, request.max_tokens)
             if period is None and chosen:  # a change said in other words than the question's (ADR 209)
                 chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
             # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
@@ -210,6 +210,21 @@ class LocalRecall(LocalVectorWiring):
                     names=partial(specific, search),
                 )
         return RecallResult(hits=[hit_of(c) for c in chosen])
+
+    def _statement_before(self, conn: sqlite3.Connection, filters: Filters, cand: Candidate) -> Candidate | None:
+        """The user's message just before ``cand`` in its document, read with its details, if it
+        passes the recall's filters (ADR 215); None otherwise."""
+        where, params = filters.where()
+        row = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM units AS u WHERE u.document_id = ? AND u.seq = ?{where}",
+            [cand.document_id, cand.seq - 1, *params],
+        ).fetchone()
+        if row is None:
+            return None
+        before = ranked_candidate((*row[:K_RANK], 0.0))
+        before.rank = None
+        shown = next(detailed(conn, [before], 1), None)
+        return shown if shown is not None and shown.content.startswith(USER_PREFIX) else None
 
     def _add_window(
         self,

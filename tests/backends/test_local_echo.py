@@ -1,0 +1,103 @@
+"""An acknowledgement is shown as the user's statement it says back (ADR 215), on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_echo import acknowledges
+from tests.backends.test_local_support import item, make
+
+ASKED_ON = "2026-11-29T12:00:00Z"
+
+
+def sessions(backend: LocalBackend, *turns: tuple[str, str]) -> LocalBackend:
+    """Each ``(prompt, reply)`` retained as its own session: a user message and the assistant's reply."""
+    for n, (prompt, reply) in enumerate(turns):
+        when = f"2026-{n % 9 + 1:02d}-0{n % 7 + 1}T10:00:00Z"
+        said = json.dumps(
+            [{"role": "user", "content": prompt, "timestamp": when}, {"role": "assistant", "content": reply}]
+        )
+        backend.retain_batch("b", [item(said, f"s{n}", source="auto", timestamp=when)], operation_id=f"o{n}")
+    return backend
+
+
+def recall(backend: LocalBackend, question: str, **kw: object) -> list[str]:
+    request = RecallRequest(query=question, query_timestamp=ASKED_ON, **kw)  # type: ignore[arg-type]
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+@pytest.mark.parametrize(
+    ("reply", "prompt"),
+    [
+        ("Noted: Fly.io via deploy.yml.", "Deploys go to Fly.io through the GitHub Actions workflow deploy.yml."),
+        ("Got it, pnpm for the frontend.", "We use pnpm for the frontend, please remember that."),
+        ("Okay, Postgres 16 on Neon.", "The database is Postgres 16 on Neon."),
+        ("Noted: pytest with plain asserts, no unittest classes.", "For tests I prefer pytest with plain asserts."
+         " Never unittest classes."),
+        ("Understood, I'll keep that in mind.", "Releases are cut on Thursdays."),
+        ("Verstanden, pnpm.", "Wir nutzen pnpm im Frontend."),
+    ],
+)  # fmt: skip
+def test_a_reply_that_only_says_its_prompt_back_acknowledges_it(reply: str, prompt: str) -> None:
+    assert acknowledges(f"assistant: {reply}", f"user: {prompt}")
+
+
+@pytest.mark.parametrize(
+    ("reply", "prompt"),
+    [
+        # one word of its own makes it a statement
+        ("Will do, with --frozen-lockfile.", "Please always use pnpm in this repo."),
+        ("The weeknd!", "Who are you going to see tonight?"),
+        # the answer to a question is no acknowledgement, and the question is no statement
+        ("Yes, switch to bun.", "Should we switch from pnpm to bun?"),
+        ("Understood: the cache uses SQLite so it works offline.", "The cache lives in SQLite, not Redis."),
+    ],
+)
+def test_a_reply_that_adds_a_word_or_answers_a_question_does_not(reply: str, prompt: str) -> None:
+    assert not acknowledges(f"assistant: {reply}", f"user: {prompt}")
+
+
+YEAR = (
+    ("Deploys go to Fly.io through the GitHub Actions workflow deploy.yml.", "Noted: Fly.io via deploy.yml."),
+    ("Reminder: the package manager here is pnpm, not npm.", "Right, pnpm not npm."),
+    ("The database is Postgres 16 on Neon.", "Okay, Postgres 16 on Neon."),
+    ("Our staging deploy needs the FLY_STAGING app name set.", "Noted the FLY_STAGING app name."),
+    ("How do staging deploys get their secrets?", "They read them from fly secrets, set per app."),
+)
+
+
+def test_the_block_shows_each_statement_once_in_the_users_words(tmp_path: Path) -> None:
+    """Before: "Noted: Fly.io via deploy.yml." and its prompt took two places, and so did each pair."""
+    hits = recall(sessions(make(tmp_path), *YEAR), "how do we deploy to staging?", limit=8)
+    assert "user: Deploys go to Fly.io through the GitHub Actions workflow deploy.yml." in hits
+    assert "user: Our staging deploy needs the FLY_STAGING app name set." in hits
+    assert not [hit for hit in hits if hit.startswith(("assistant: Noted", "assistant: Right", "assistant: Okay"))]
+    # a reply that says something of its own stays, and so does the question it answers
+    assert "assistant: They read them from fly secrets, set per app." in hits
+    assert len(hits) == len(set(hits))
+
+
+def test_an_acknowledgement_ranked_first_gives_its_place_to_the_statement(tmp_path: Path) -> None:
+    """The short reply outranks its longer prompt (bm25 favours the shorter text): with one place,
+    the user's statement is shown in it; found by a word only the reply says, the statement is read
+    from the file."""
+    backend = sessions(make(tmp_path), YEAR[0], YEAR[2])
+    assert recall(backend, "Fly.io", limit=1) == [f"user: {YEAR[0][0]}"]
+    assert recall(backend, "noted", limit=1) == [f"user: {YEAR[0][0]}"]
+
+
+def test_an_acknowledgement_whose_statement_is_gone_is_shown_itself(tmp_path: Path) -> None:
+    """The user's statement forgotten (``memory_edit``) or no longer valid: the reply is all there is."""
+    backend = sessions(make(tmp_path), YEAR[0], YEAR[2])
+    request = RecallRequest(query="Fly.io deploy.yml", query_timestamp=ASKED_ON)
+    statement = next(hit for hit in backend.recall("b", request).hits if hit.text.startswith("user: Deploys"))
+    assert statement.id is not None
+    assert backend.invalidate_unit("b", statement.id)
+    assert recall(backend, "Fly.io deploy.yml") == [f"assistant: {YEAR[0][1]}"]
+    assert backend.forget_unit("b", statement.id)
+    assert recall(backend, "Fly.io deploy.yml") == [f"assistant: {YEAR[0][1]}"]
