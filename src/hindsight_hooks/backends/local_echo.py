@@ -19,12 +19,16 @@ message asks nothing), the user message takes its place, and is shown once. Deli
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 
 from .local_rank import Candidate
-from .local_text import porter_stem
+from .local_text import STOP_WORDS, fold, fts_tokens, porter_stem, without_role_label
 from .local_time import content_stems
 
 ASSISTANT_PREFIX = "assistant: "
+# An acknowledgement is a sentence or two; a longer reply that says only its prompt back is rare,
+# and is shown as itself. Longer ones are not looked up: an agent's replies mostly are.
+ACK_MAX_CHARS = 300
 
 # Words that acknowledge and say nothing of the subject, in the languages whose function words
 # the store knows (local_text's stop words hold "ok", "yes", "got", "will", "do", ... already).
@@ -42,31 +46,53 @@ _ACK_TEXT = """
     rozumiem zanotowane dzięki dzieki dobrze świetnie swietnie
     зрозумів зрозуміла дякую добре
 """
-ACK_STEMS: frozenset[str] = frozenset(porter_stem(word) for word in _ACK_TEXT.split())
+ACK_STEMS: frozenset[str] = frozenset(porter_stem(token) for word in _ACK_TEXT.split() for token in fts_tokens(word))
 
 
 def acknowledges(reply: str, prompt: str) -> bool:
     """Whether ``reply`` says back ``prompt`` and nothing else: each of its content words but words
-    of acknowledgement is one ``prompt`` says, and ``prompt`` is no question."""
+    of acknowledgement is one ``prompt`` says, and ``prompt`` is no question.
+
+    Most replies say a word of their own and are told apart at that word, before either text is
+    stemmed whole: a token keeps all of its Porter stem but the last letter, so a stem whose
+    beginning ``prompt`` does not hold anywhere is not a stem of ``prompt``."""
     if "?" in prompt:
         return False
+    folded = fold(prompt)
+    for token in fts_tokens(without_role_label(reply)):
+        if len(token) > 1 and token not in STOP_WORDS:
+            stem = porter_stem(token)
+            if stem not in ACK_STEMS and stem[:-1] not in folded:
+                return False
     return content_stems(reply) - ACK_STEMS <= content_stems(prompt)
 
 
 def as_their_statements(
-    ordered: Iterable[Candidate], statement_of: Callable[[Candidate], Candidate | None]
+    ordered: Iterable[Candidate],
+    acknowledged: Callable[[list[Candidate]], dict[int, Candidate]],
+    batch: int,
 ) -> Iterator[Candidate]:
-    """``ordered``, with each assistant unit that acknowledges the user message before it replaced by
-    that message (``statement_of``: the unit just before it in its document, if it is a user's and
-    passes the recall's filters), which takes its place and score; every unit is shown once."""
+    """``ordered``, each assistant unit that acknowledges the user message before it replaced by that
+    message, which takes its place and score; every unit is shown once.
+
+    ``acknowledged``: of some assistant units, those that acknowledge the user message before them
+    (``acknowledges``), each with that message, by the reply's rowid. It is asked for ``batch``
+    candidates at a time, so a block costs one look-up, not one per reply."""
     shown: set[int] = set()
-    for cand in ordered:
-        if cand.content.startswith(ASSISTANT_PREFIX) and cand.seq > 0:
-            prompt = statement_of(cand)
-            if prompt is not None and acknowledges(cand.content, prompt.content):
-                prompt.score = max(prompt.score, cand.score)
-                cand = prompt
-        if cand.rowid in shown:
-            continue
-        shown.add(cand.rowid)
-        yield cand
+    pulled = iter(ordered)
+    while part := list(islice(pulled, batch)):
+        replies = [
+            cand
+            for cand in part
+            if cand.seq > 0 and len(cand.content) <= ACK_MAX_CHARS and cand.content.startswith(ASSISTANT_PREFIX)
+        ]
+        statements = acknowledged(replies) if replies else {}
+        for cand in part:
+            statement = statements.get(cand.rowid)
+            if statement is not None:
+                statement.score = max(statement.score, cand.score)
+                cand = statement
+            if cand.rowid in shown:
+                continue
+            shown.add(cand.rowid)
+            yield cand

@@ -20,7 +20,7 @@ from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, Ref
 from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
-from .local_echo import as_their_statements
+from .local_echo import acknowledges, as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
 from .local_prefix import with_prefixes
@@ -193,7 +193,8 @@ class LocalRecall(LocalVectorWiring):
             # An acknowledgement is shown as the user's statement it says back (ADR 215).
             stated = as_their_statements(
                 light_last(covered_in_order(answers, keys, common, found, near), keys, near),
-                partial(self._statement_before, conn, filters),
+                partial(self._acknowledged, conn, filters),
+                limit + 1,  # the budget cut pulls one past its limit
             )
             chosen = cut_to_budget(distinct_shown(unseen(stated, seen)), limit, request.max_tokens)
             if period is None and chosen:  # a change said in other words than the question's (ADR 209)
@@ -211,20 +212,31 @@ class LocalRecall(LocalVectorWiring):
                 )
         return RecallResult(hits=[hit_of(c) for c in chosen])
 
-    def _statement_before(self, conn: sqlite3.Connection, filters: Filters, cand: Candidate) -> Candidate | None:
-        """The user's message just before ``cand`` in its document, read with its details, if it
-        passes the recall's filters (ADR 215); None otherwise."""
+    def _acknowledged(
+        self, conn: sqlite3.Connection, filters: Filters, replies: list[Candidate]
+    ) -> dict[int, Candidate]:
+        """Of ``replies``, those that acknowledge the user's message just before them in their
+        document (ADR 215), each with that message (read with its details; it must pass the
+        recall's filters), by the reply's rowid. One statement, and one more only when one does."""
         where, params = filters.where()
-        row = conn.execute(
-            f"SELECT {RANK_COLUMNS}, NULL FROM units AS u WHERE u.document_id = ? AND u.seq = ?{where}",
-            [cand.document_id, cand.seq - 1, *params],
-        ).fetchone()
-        if row is None:
-            return None
-        before = ranked_candidate((*row[:K_RANK], 0.0))
-        before.rank = None
-        shown = next(detailed(conn, [before], 1), None)
-        return shown if shown is not None and shown.content.startswith(USER_PREFIX) else None
+        places = orjson.dumps([[c.document_id, c.seq - 1] for c in replies]).decode("utf-8")
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
+            "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
+            f"AND u.seq = json_extract(j.value, '$[1]') WHERE 1{where}",
+            [places, *params],
+        ).fetchall()
+        before = {(str(row[-2]), int(row[-1])): row for row in rows if str(row[-3]).startswith(USER_PREFIX)}
+        said: dict[int, Candidate] = {}
+        for reply in replies:
+            row = before.get((reply.document_id, reply.seq - 1))
+            if row is not None and acknowledges(reply.content, str(row[-3])):
+                said[reply.rowid] = ranked_candidate((*row[:K_RANK], 0.0))
+                said[reply.rowid].rank = None
+        if said:
+            shown = {c.rowid: c for c in detailed(conn, list(said.values()), len(said))}
+            said = {rowid: shown[c.rowid] for rowid, c in said.items() if c.rowid in shown}
+        return said
 
     def _add_window(
         self,
