@@ -101,3 +101,12 @@ def test_an_acknowledgement_whose_statement_is_gone_is_shown_itself(tmp_path: Pa
     assert recall(backend, "Fly.io deploy.yml") == [f"assistant: {YEAR[0][1]}"]
     assert backend.forget_unit("b", statement.id)
     assert recall(backend, "Fly.io deploy.yml") == [f"assistant: {YEAR[0][1]}"]
+
+
+def test_a_reply_longer_than_an_acknowledgement_is_shown_as_itself(tmp_path: Path) -> None:
+    """Over ``ACK_MAX_CHARS`` a reply is not looked up, even when it only says its prompt back."""
+    prompt = "The nightly export job writes invoices, refunds, payouts and ledger rows to the warehouse. " * 3
+    reply = "Noted: " + prompt.strip()
+    assert acknowledges(f"assistant: {reply}", f"user: {prompt}")
+    backend = sessions(make(tmp_path), (prompt.strip(), reply))
+    assert f"assistant: {reply}" in recall(backend, "nightly export warehouse")
