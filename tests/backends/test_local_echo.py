@@ -105,7 +105,7 @@ def test_an_acknowledgement_whose_statement_is_gone_is_shown_itself(tmp_path: Pa
 
 def test_a_reply_longer_than_an_acknowledgement_is_shown_as_itself(tmp_path: Path) -> None:
     """Over ``ACK_MAX_CHARS`` a reply is not looked up, even when it only says its prompt back."""
-    prompt = "The nightly export job writes invoices, refunds, payouts and ledger rows to the warehouse. " * 3
+    prompt = "The nightly export job writes invoices, refunds, payouts and ledger rows to the warehouse. " * 4
     reply = "Noted: " + prompt.strip()
     assert acknowledges(f"assistant: {reply}", f"user: {prompt}")
     backend = sessions(make(tmp_path), (prompt.strip(), reply))
