@@ -227,6 +227,29 @@ def when_said(stamp: object, timed_days: frozenset[str]) -> str:
     return f"{day} {minute} {zone}" if day in timed_days else day
 
 
+def local_minute(stamp: object) -> str:
+    """``YYYY-MM-DD HH:MM`` of a stamp on this machine's clock: how a list shows when a memory was
+    said, on the days the block shows (ADR 216); a plain date as written, '' when it names none."""
+    local = _local_day_and_minute(stamp)
+    return day_of(stamp) if local is None else f"{local[0]} {local[1]}"
+
+
+def utc_bound(text: str) -> str | None:
+    """A date or date-time the user typed (``2026-11-28``, ``2026-11-28T09:30``, ``…Z``) as an
+    instant in our form, to compare with stored times: one without a zone is on this machine's
+    clock, so ``since=2026-11-28`` starts at the user's midnight, the day the block shows (ADR 216).
+    None when it does not read, or names a moment our form cannot hold."""
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace(" ", "T"))
+    except ValueError:
+        return None
+    try:
+        moment = parsed.astimezone() if parsed.tzinfo is None else parsed  # naive: the system's zone
+        return iso_from_epoch(moment.timestamp())
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def is_iso8601(text: str) -> bool:
     """Whether ``text`` reads as an ISO 8601 date or date-time (how user input is checked)."""
     try:

@@ -309,3 +309,22 @@ def test_markdown_view_groups_by_document_and_day(local_kit: Kit) -> None:
     assert text.count("\n## hh-explicit:") == 2 and "\n### 20" in text
     assert "Markdown fact one &lt;b>bold&lt;/b>." in text and "<b>" not in text
     assert Path(done.data["path"]).parent == local_kit.state / "exports"
+
+
+def test_dates_typed_and_shown_are_on_the_users_clock(local_kit: Kit, user_zone: Any) -> None:
+    """ADR 216: in New York (``EST5``) ``until=`` a minute from now on the wall clock lists what was
+    just said, ``since=`` it lists nothing, and the list shows the wall-clock minute; before, the
+    typed time was compared with stored UTC text, five hours off, so both were the other way round."""
+    from datetime import UTC, datetime, timedelta
+
+    user_zone("EST5")
+    host = local_kit.host()
+    remember(host, "The release train leaves on Thursdays.")
+    (mem,) = listed(host)["memories"]
+    said = datetime.fromisoformat(mem["occurred_at"] or mem["created_at"]).astimezone(UTC) - timedelta(hours=5)
+    later = (said + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M")
+    assert listed(host, f"list until={later}")["total"] == 1
+    assert listed(host, f"list since={later}")["total"] == 0
+    assert listed(host, f"list since={said.strftime('%Y-%m-%d')}")["total"] == 1
+    line = host.command("/hindsight:memories list").text.splitlines()[1]
+    assert said.strftime("%Y-%m-%d %H:%M") in line, line

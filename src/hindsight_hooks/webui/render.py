@@ -15,6 +15,7 @@ import html
 from typing import Any
 from urllib.parse import urlencode
 
+from ..timefmt import local_minute
 from .actions import Answer
 
 STYLE = """
@@ -80,7 +81,7 @@ def error_page(status: int, why: str) -> str:
 
 # -- memories --------------------------------------------------------------------------------------
 def _when(rec: dict[str, Any]) -> str:
-    return str(rec.get("occurred_at") or rec.get("created_at") or "")[:16].replace("T", " ")
+    return local_minute(rec.get("occurred_at") or rec.get("created_at") or "")  # the user's clock (ADR 216)
 
 
 def _short(text: str, size: int = 220) -> str:

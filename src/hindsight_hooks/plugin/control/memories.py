@@ -22,7 +22,7 @@ from ...backends.browse import MemoryBrowser, MemoryFilter, MemoryRecord, Unsupp
 from ...errors import HindsightHooksError
 from ...governance.redact import redact_error, redact_text
 from ...hooks import CommandResult
-from ...timefmt import is_iso8601
+from ...timefmt import is_iso8601, local_minute, utc_bound
 from ..runtime import SessionRuntime
 
 USAGE = "/hindsight:memories list|show|edit|forget|export|import|markdown [<args>] [key=value ...] [--dry-run] [--json]"
@@ -141,7 +141,8 @@ def _date(value: str | None, key: str) -> str | None:
     # The pattern only checks the shape: 2026-13-45 fits it and then matched nothing, silently.
     if not is_iso8601(text):
         raise ArgError(f"{key}={value} is not a real date or time; use a date like 2026-01-31")
-    return text
+    # A date without a zone is the user's, as the block's days are (ADR 216); stored times are UTC.
+    return utc_bound(text) or text
 
 
 def _int(value: str | None, key: str, default: int) -> int:
@@ -158,7 +159,7 @@ def _int(value: str | None, key: str, default: int) -> int:
 
 def line_of(rec: MemoryRecord) -> str:
     """One memory on one line: id, when, where from, the text (shortened, one line)."""
-    when = (rec.occurred_at or rec.created_at or "")[:16].replace("T", " ")
+    when = local_minute(rec.occurred_at or rec.created_at or "")
     text = " ".join(rec.text.split())
     text = text if len(text) <= 100 else text[:99] + "…"
     flags = "" if rec.valid else " (invalidated)"
