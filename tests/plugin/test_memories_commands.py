@@ -311,20 +311,23 @@ def test_markdown_view_groups_by_document_and_day(local_kit: Kit) -> None:
     assert Path(done.data["path"]).parent == local_kit.state / "exports"
 
 
-def test_dates_typed_and_shown_are_on_the_users_clock(local_kit: Kit, user_zone: Any) -> None:
-    """ADR 216: in New York (``EST5``) ``until=`` a minute from now on the wall clock lists what was
-    just said, ``since=`` it lists nothing, and the list shows the wall-clock minute; before, the
-    typed time was compared with stored UTC text, five hours off, so both were the other way round."""
+def test_dates_typed_and_shown_are_on_the_users_clock(kit: Kit, user_zone: Any) -> None:
+    """ADR 216, on both backends: in New York (``EST5``) ``until=`` two minutes from now on the wall
+    clock lists what was just said, ``since=`` it lists nothing, and the list shows the wall-clock
+    minute; before, the typed time was compared with stored UTC text, five hours off, so both were
+    the other way round."""
     from datetime import UTC, datetime, timedelta
 
     user_zone("EST5")
-    host = local_kit.host()
+    host = kit.host()
     remember(host, "The release train leaves on Thursdays.")
     (mem,) = listed(host)["memories"]
-    said = datetime.fromisoformat(mem["occurred_at"] or mem["created_at"]).astimezone(UTC) - timedelta(hours=5)
-    later = (said + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M")
+    wall = timedelta(hours=-5)
+    stored = datetime.fromisoformat(mem["created_at"]).astimezone(UTC) + wall
+    later = (stored + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M")
     assert listed(host, f"list until={later}")["total"] == 1
     assert listed(host, f"list since={later}")["total"] == 0
-    assert listed(host, f"list since={said.strftime('%Y-%m-%d')}")["total"] == 1
+    assert listed(host, f"list since={stored.strftime('%Y-%m-%d')}")["total"] == 1
+    said = datetime.fromisoformat(mem["occurred_at"] or mem["created_at"]).astimezone(UTC) + wall
     line = host.command("/hindsight:memories list").text.splitlines()[1]
     assert said.strftime("%Y-%m-%d %H:%M") in line, line
