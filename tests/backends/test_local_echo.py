@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -10,9 +11,16 @@ import pytest
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_echo import acknowledges
+from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_support import item, make
 
 ASKED_ON = "2026-11-29T12:00:00Z"
+
+
+@functools.cache
+def _embedder() -> StaticEmbedder:
+    """One model for the module: loading it is the slow part."""
+    return StaticEmbedder()
 
 
 def sessions(backend: LocalBackend, *turns: tuple[str, str]) -> LocalBackend:
@@ -71,9 +79,17 @@ YEAR = (
 )
 
 
-def test_the_block_shows_each_statement_once_in_the_users_words(tmp_path: Path) -> None:
-    """Before: "Noted: Fly.io via deploy.yml." and its prompt took two places, and so did each pair."""
-    hits = recall(sessions(make(tmp_path), *YEAR), "how do we deploy to staging?", limit=8)
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_the_block_shows_each_statement_once_in_the_users_words(tmp_path: Path, semantic: bool) -> None:
+    """Before: "Noted: Fly.io via deploy.yml." and its prompt took two places, and so did each pair.
+    With the ``[semantic]`` extra the rule runs after the fusion, the same."""
+    backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), *YEAR)
+    if semantic:
+        assert backend.wait_for_vectors(120)
+        recall(backend, "deploy")  # a cold bank's vectors are read by the worker; the next recall has them
+        assert backend.wait_for_vectors(120)
+    hits = recall(backend, "how do we deploy to staging?", limit=8)
+    assert not semantic or "dense" in backend.last_search_mode
     assert "user: Deploys go to Fly.io through the GitHub Actions workflow deploy.yml." in hits
     assert "user: Our staging deploy needs the FLY_STAGING app name set." in hits
     assert not [hit for hit in hits if hit.startswith(("assistant: Noted", "assistant: Right", "assistant: Okay"))]
