@@ -41,6 +41,7 @@ from .real_agents import (
 __all__ = ["runtime"]  # fixture
 RUN_TIMEOUT_S = 180
 FACT = "We run Postgres 16."
+CACHE_TTL = "Entries in the cache expire after 15 minutes."
 BY_MEANING = "What database do we use?"  # no word of FACT: found by meaning or not at all
 
 
@@ -142,16 +143,19 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
 
 def test_a_user_west_of_utc_is_shown_times_on_their_own_clock(setup: tuple[Claude, Project, ModelServer]) -> None:
     """ADR 212 through the real host: Claude Code runs our hooks (and the warm helper they start)
-    with the user's ``TZ``; session 1's prompt and reply share a day, so the block shows their
-    times, on the user's clock (``EST5``: UTC-05:00, no tz database needed)."""
+    with the user's ``TZ``; two sessions of one day state two things about the cache, so the block
+    shows their times, on the user's clock (``EST5``: UTC-05:00, no tz database needed). (The
+    model's "Noted." takes no place of its own, ADR 215: it is not a second memory of the day.)"""
     claude, project, server = setup
     claude.env["TZ"] = "EST5"
     claude.run(DECISION)
+    claude.run(CACHE_TTL)
     await_retained(project, "Postgres 16", "session 1's decision was not retained")
+    await_retained(project, "15 minutes", "session 2's note was not retained")
     server.clear()
     claude.run(QUESTION)
     block = block_in(_model_turns(server)[-1])
-    assert "Postgres 16" in block
+    assert "Postgres 16" in block and "15 minutes" in block
     assert "UTC-05:00)" in block and " UTC)" not in block
 
 
