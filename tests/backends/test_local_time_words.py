@@ -152,6 +152,13 @@ def test_a_vague_time_is_read_in_other_languages(query: str, days: tuple[str, st
         "fin del mundo",
         "Wir deployen nie am Wochenende",  # a habit: only "letztes Wochenende" names one
         "on ne déploie pas le week-end",
+        # ADR 217: parts of a year said with words English has too, and no other language's word
+        "what's in the final 2025 roadmap?",
+        "we begin 2025 with a code freeze, right?",
+        "is the medio 2025 plan still on?",
+        "who owns the fin 2025 budget?",
+        "Anfang der Woche",  # a part of the week, not of a year
+        "the second half of the migration",
     ],
 )
 def test_words_that_name_no_time_stay_words(query: str) -> None:
@@ -175,6 +182,30 @@ def test_a_german_question_about_yesterday_finds_what_was_said_yesterday(tmp_pat
     assert "+time" in backend.last_search_mode
 
 
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("Was haben wir Ende letzten Jahres für die Pipeline gewählt?", "Buildkite"),
+        ("Qu'avons-nous choisi pour la pipeline au début de l'année dernière ?", "Jenkins"),
+        ("¿Qué elegimos para la pipeline a mediados del año pasado?", "GitLab"),
+    ],
+)
+def test_a_part_of_last_year_asked_in_another_language_finds_what_was_said_then(
+    tmp_path: Path, question: str, first: str
+) -> None:
+    """ADR 217: before, each question named no period, and the three choices matched alike."""
+    backend = said_by_the_user(
+        make(tmp_path),
+        ("a", "2025-02-10T15:00:00Z", "Pipeline: Jenkins gewählt, choisi, elegido"),
+        ("b", "2025-06-12T15:00:00Z", "Pipeline: GitLab gewählt, choisi, elegido"),
+        ("c", "2025-11-03T15:00:00Z", "Pipeline: Buildkite gewählt, choisi, elegido"),
+    )
+    asked = "2026-11-28T12:00:00.000Z"
+    hits = backend.recall("b", RecallRequest(query=question, query_timestamp=asked)).hits
+    assert first in hits[0].text
+    assert "+time" in backend.last_search_mode
+
+
 def test_a_polish_question_about_yesterday_finds_what_was_said_yesterday(tmp_path: Path) -> None:
     """ADR 201: "wczoraj" names yesterday; before, the two choices matched "wybraliśmy" alike."""
     backend = said_by_the_user(
@@ -186,3 +217,148 @@ def test_a_polish_question_about_yesterday_finds_what_was_said_yesterday(tmp_pat
     hits = backend.recall("b", RecallRequest(query="Co wybraliśmy wczoraj?", query_timestamp=asked)).hits
     assert hits[0].text == "user: Wybraliśmy Kafkę dla szyny zdarzeń"
     assert "+time" in backend.last_search_mode
+
+
+# ADR 217: ADR 214's year-scale phrases, as the other languages say them, mean what the English ones do.
+YEAR_SCALE = [
+    ("Was haben wir Anfang letzten Jahres entschieden?", "early last year"),
+    ("Anfang des letzten Jahres", "early last year"),
+    ("Mitte letzten Jahres", "mid last year"),
+    ("Ende letzten Jahres", "late last year"),
+    ("Ende des vergangenen Jahres", "late last year"),
+    ("Anfang 2025", "early 2025"),
+    ("Mitte 2025", "mid 2025"),
+    ("Ende 2025", "late 2025"),
+    ("au début de l'année dernière", "early last year"),
+    ("à la fin de l'année dernière", "late last year"),
+    ("fin de l'an dernier", "late last year"),
+    ("au milieu de l'année dernière", "mid last year"),
+    ("début 2025", "early 2025"),
+    ("mi-2025", "mid 2025"),
+    ("Qu'avons-nous décidé fin 2025 ?", "late 2025"),
+    ("a principios del año pasado", "early last year"),
+    ("a mediados del año pasado", "mid last year"),
+    ("a finales del año pasado", "late last year"),
+    ("a fines del año pasado", "late last year"),
+    ("a principios de 2025", "early 2025"),
+    ("a mediados de 2025", "mid 2025"),
+    ("a finales de 2025", "late 2025"),
+    ("all'inizio dell'anno scorso", "early last year"),
+    ("a metà dell'anno scorso", "mid last year"),
+    ("alla fine dell'anno scorso", "late last year"),
+    ("inizio 2025", "early 2025"),
+    ("a metà 2025", "mid 2025"),
+    ("alla fine del 2025", "late 2025"),
+    ("no início do ano passado", "early last year"),
+    ("em meados do ano passado", "mid last year"),
+    ("no fim do ano passado", "late last year"),
+    ("no final do ano passado", "late last year"),
+    ("no início de 2025", "early 2025"),
+    ("em meados de 2025", "mid 2025"),
+    ("no final de 2025", "late 2025"),
+    ("begin vorig jaar", "early last year"),
+    ("halverwege vorig jaar", "mid last year"),
+    ("eind vorig jaar", "late last year"),
+    ("Wat hebben we begin 2025 besloten?", "early 2025"),
+    ("Wat deden we medio 2025?", "mid 2025"),
+    ("eind 2025", "late 2025"),
+    ("в начале прошлого года", "early last year"),
+    ("в середине прошлого года", "mid last year"),
+    ("в конце прошлого года", "late last year"),
+    ("в начале 2025 года", "early 2025"),
+    ("в конце 2025 года", "late 2025"),
+    ("na początku zeszłego roku", "early last year"),
+    ("pod koniec zeszłego roku", "late last year"),
+    ("na początku 2025", "early 2025"),
+    ("pod koniec 2025", "late 2025"),
+    ("на початку минулого року", "early last year"),
+    ("наприкінці минулого року", "late last year"),
+    ("в кінці минулого року", "late last year"),
+    ("in der ersten Hälfte des letzten Jahres", "the first half of last year"),
+    ("in der zweiten Jahreshälfte 2025", "the second half of 2025"),
+    ("au premier semestre 2025", "the first half of 2025"),
+    ("au second semestre de l'année dernière", "the second half of last year"),
+    ("en el primer semestre de 2025", "the first half of 2025"),
+    ("nel secondo semestre del 2025", "the second half of 2025"),
+    ("no primeiro semestre de 2025", "the first half of 2025"),
+    ("in de eerste helft van vorig jaar", "the first half of last year"),
+    ("letztes Jahr um diese Zeit", "this time last year"),
+    ("um diese Zeit letztes Jahr", "this time last year"),
+    ("l'an dernier à la même époque", "this time last year"),
+    ("à la même époque l'année dernière", "this time last year"),
+    ("el año pasado por estas fechas", "this time last year"),
+    ("por estas fechas el año pasado", "this time last year"),
+    ("l'anno scorso in questo periodo", "this time last year"),
+    ("nessa época no ano passado", "this time last year"),
+    ("vorig jaar rond deze tijd", "this time last year"),
+    ("в это же время в прошлом году", "this time last year"),
+    ("letzte Weihnachten", "last christmas"),
+    ("an Weihnachten letztes Jahr", "last christmas"),
+    ("à Noël dernier", "last christmas"),
+    ("la Navidad pasada", "last christmas"),
+    ("lo scorso Natale", "last christmas"),
+    ("a Natale scorso", "last christmas"),
+    ("no Natal passado", "last christmas"),
+    ("vorige kerst", "last christmas"),
+    ("afgelopen kerst", "last christmas"),
+    ("на прошлое Рождество", "last christmas"),
+    ("w zeszłe święta", "last christmas"),
+    ("минулого Різдва", "last christmas"),
+    ("vorletzten Monat", "the month before last"),
+    ("im vorletzten Monat", "the month before last"),
+    ("le mois avant-dernier", "the month before last"),
+    ("el mes antepasado", "the month before last"),
+    ("il mese prima dello scorso", "the month before last"),
+    ("o mês retrasado", "the month before last"),
+    ("voorvorige maand", "the month before last"),
+    ("в позапрошлом месяце", "the month before last"),
+    ("w przedostatnim miesiącu", "the month before last"),
+    ("позаминулого місяця", "the month before last"),
+    ("vor vierzehn Tagen", "a fortnight ago"),
+    ("vor 14 Tagen", "a fortnight ago"),
+    ("il y a quinze jours", "a fortnight ago"),
+    ("hace quince días", "a fortnight ago"),
+    ("quindici giorni fa", "a fortnight ago"),
+    ("há quinze dias", "a fortnight ago"),
+    ("veertien dagen geleden", "a fortnight ago"),
+    ("две недели назад", "a fortnight ago"),
+    ("dwa tygodnie temu", "a fortnight ago"),
+    ("два тижні тому", "a fortnight ago"),
+    ("in der ersten Märzwoche", "the first week of march"),
+    ("in der ersten Woche im März", "the first week of march"),
+    ("la première semaine de mars", "the first week of march"),
+    ("la dernière semaine de février 2025", "the last week of february 2025"),
+    ("la primera semana de marzo", "the first week of march"),
+    ("la última semana de febrero de 2025", "the last week of february 2025"),
+    ("la prima settimana di marzo", "the first week of march"),
+    ("a primeira semana de março", "the first week of march"),
+    ("de eerste week van maart", "the first week of march"),
+    ("в первую неделю марта", "the first week of march"),
+    ("у першій половині минулого року", "the first half of last year"),
+    ("w pierwszej połowie 2025", "the first half of 2025"),
+    ("во второй половине прошлого года", "the second half of last year"),
+    ("в середине 2025 года", "mid 2025"),
+    ("w połowie zeszłego roku", "mid last year"),
+    ("в середині минулого року", "mid last year"),
+    ("у цей час минулого року", "this time last year"),
+    ("o tej porze w zeszłym roku", "this time last year"),
+]
+
+
+YEAR_SCALE += [
+    ("Anfang dieses Jahres", "early this year"),
+    ("Ende dieses Jahres", "late this year"),
+    ("au début de cette année", "early this year"),
+    ("a principios de este año", "early this year"),
+    ("all'inizio di quest'anno", "early this year"),
+    ("no início deste ano", "early this year"),
+    ("begin dit jaar", "early this year"),
+    ("в начале этого года", "early this year"),
+    ("na początku tego roku", "early this year"),
+    ("на початку цього року", "early this year"),
+]
+
+
+@pytest.mark.parametrize(("query", "english"), YEAR_SCALE)
+def test_a_years_parts_halves_christmas_and_fortnights_are_read_in_other_languages(query: str, english: str) -> None:
+    assert time_window(query, REF) == time_window(english, REF) is not None

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from .local_text import fold
+from .local_text import OTHER_LANGUAGE_WORDS, fold
 
 
 def _split(words: str) -> tuple[str, ...]:
@@ -194,6 +194,70 @@ def _this_season(m: re.Match[str]) -> str:
     return f" this {_season_in(m[0])} "
 
 
+# Parts of a year, halves, a year ago now, Christmas, the month before last, a fortnight, the
+# first or last week of a month (ADR 214's English phrases, ADR 217): the words each language
+# says them with, as ``fold`` writes them.
+_PART_OF = {
+    **dict.fromkeys(
+        _split("anfang debut principios comienzos inicios inizio inicio comeco begin начале poczatku початку"), "early"
+    ),
+    **dict.fromkeys(_split("mitte milieu mi mediados meta meados halverwege medio midden середине połowie середині"),
+                    "mid"),
+    **dict.fromkeys(_split("ende fin finales fines fine fim final eind einde конце koncu koniec наприкінці кінці"),
+                    "late"),
+}  # fmt: skip
+_HALF_OF = {
+    **dict.fromkeys(
+        _split("ersten premier premiere primer primera primo prima primeiro eerste первои pierwszej першіи"), "first"
+    ),
+    **dict.fromkeys(
+        _split("zweiten second seconde deuxieme segundo segunda secondo seconda tweede второи drugiej другіи"), "second"
+    ),
+}  # fmt: skip
+_EDGE_WEEK_OF = {
+    **dict.fromkeys(_split("ersten premiere primera prima primeira eerste первую"), "first"),
+    **dict.fromkeys(_split("letzten derniere ultima laatste последнюю"), "last"),
+}
+_P = "(?P<part>" + "|".join(sorted(_PART_OF, key=len, reverse=True)) + ")"
+# Parts that are English words too: "the final 2025 roadmap", "we begin 2025 with". Before a bare
+# year they are read only in a query that says a function word of the other languages.
+_PART_ALSO_ENGLISH = frozenset(_split("begin final fine medio mi fin"))
+_P_NOT_ENGLISH = "(?P<part>" + "|".join(sorted(set(_PART_OF) - _PART_ALSO_ENGLISH, key=len, reverse=True)) + ")"
+_H = "(?P<half>" + "|".join(sorted(_HALF_OF, key=len, reverse=True)) + ")"
+_E = "(?P<edge>" + "|".join(sorted(_EDGE_WEEK_OF, key=len, reverse=True)) + ")"
+# "last year" as each language says it after "of" (des letzten Jahres, de l'année dernière, ...)
+_OF_LAST_YEAR = (
+    r"(?:(?:des\s+)?(?:letzten|vergangenen)\s+jahres|letztes\s+jahr|(?:de\s+)?l'(?:annee\s+derniere|an\s+dernier)"
+    r"|del\s+ano\s+pasado|(?:dell'|del\s+)anno\s+scorso|do\s+ano\s+passado|(?:van\s+)?vorig\s+jaar"
+    r"|прошлого\s+года|(?:zesz[łl]ego|ubieg[łl]ego|poprzedniego)\s+roku|минулого\s+року)"
+)
+_OF_YEAR = r"(?:(?:de|del|do|di|van|von)\s+)?(?P<year>\d{4})(?:\s+(?:года|roku|року))?"
+# ... and "this year" (dieses Jahres, de cette année, ...): "Anfang dieses Jahres" is early this year
+_OF_THIS_YEAR = (
+    r"(?:dieses\s+jahres|de\s+cette\s+annee|de\s+este\s+ano|di\s+quest'\s*anno|deste\s+ano|van\s+dit\s+jaar"
+    r"|dit\s+jaar|этого\s+года|tego\s+roku|цього\s+року)"
+)
+
+
+def _year_part(m: re.Match[str]) -> str:
+    year = m.groupdict().get("year")
+    return f" {_PART_OF[m['part']]} {year or 'last year'} "
+
+
+def _this_year_part(m: re.Match[str]) -> str:
+    return f" {_PART_OF[m['part']]} this year "
+
+
+def _year_half(m: re.Match[str]) -> str:
+    year = m.groupdict().get("year")
+    return f" the {_HALF_OF[m['half']]} half of {year or 'last year'} "
+
+
+def _edge_week(m: re.Match[str]) -> str:
+    year = f" {m['year']}" if m.groupdict().get("year") else ""
+    return f" the {_EDGE_WEEK_OF[m['edge']]} week of {_MONTH_OF[m['month']]}{year} "
+
+
 _MONTH_SPAN_WORDS = frozenset(_split("monat mois mes mese maand месяце miesiacu місяця"))
 _PL_LAST = r"(?:zesz[łl]ym|ubieg[łl]ym|poprzednim)"  # "w zeszłym tygodniu": in the last week
 
@@ -202,6 +266,53 @@ _PL_LAST = r"(?:zesz[łl]ym|ubieg[łl]ym|poprzednim)"  # "w zeszłym tygodniu": 
 # need one or two of them). Longer phrases come before the phrases they contain.
 Replacement = str | Callable[[re.Match[str]], str]
 _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
+    # ADR 217: a year's halves and parts and the like, before the "last year" and "last week" they
+    # contain (the halves first: "w pierwszej połowie 2025" holds "połowie 2025", mid-2025)
+    ("halfte jahreshalfte semestre moitie mitad meta metade helft половине połowie половині",
+     rf"\b(?:(?:in\s+der|au|en\s+el|nel|no|in\s+de|во?|w|у)\s+)?{_H}\s+(?:jahreshalfte|halfte|semestre|moitie|mitad"
+     rf"|meta|metade|helft|половине|połowie|половині)\s+(?:(?:de|del|do|di|van|von)\s+)?(?:{_OF_LAST_YEAR}"
+     rf"|{_OF_YEAR})\b", _year_half),
+    (frozenset(_PART_OF),
+     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P}\s*-?\s*(?:(?:de|do|des|del|dell'|van)\s+)?"
+     rf"{_OF_LAST_YEAR}\b", _year_part),
+    (frozenset(_PART_OF),
+     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P}\s*-?\s*{_OF_THIS_YEAR}\b", _this_year_part),
+    (frozenset(_PART_OF) - _PART_ALSO_ENGLISH,
+     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P_NOT_ENGLISH}\s*-?\s*{_OF_YEAR}\b",
+     _year_part),
+    ("zeit epoque fechas periodo tempi epoca tijd время porze час",
+     r"\b(?:(?:letztes|vergangenes)\s+jahr\s+um\s+diese\s+zeit|um\s+diese\s+zeit\s+(?:letztes|vergangenes)\s+jahr"
+     r"|l'an(?:nee)?\s+dernier(?:e)?\s+a\s+(?:la\s+meme|cette)\s+epoque|a\s+(?:la\s+meme|cette)\s+epoque\s+"
+     r"l'an(?:nee)?\s+dernier(?:e)?|el\s+ano\s+pasado\s+(?:por|en)\s+estas\s+fechas|(?:por|en)\s+estas\s+fechas\s+"
+     r"el\s+ano\s+pasado|l'anno\s+scorso\s+(?:in\s+questo\s+periodo|di\s+questi\s+tempi)|(?:in\s+questo\s+periodo"
+     r"|di\s+questi\s+tempi)\s+l'anno\s+scorso|(?:nesta|nessa)\s+epoca\s+(?:no|do)\s+ano\s+passado|no\s+ano\s+passado"
+     r"\s+(?:nesta|nessa)\s+epoca|vorig\s+jaar\s+(?:rond|om)\s+deze\s+tijd|(?:rond|om)\s+deze\s+tijd\s+vorig\s+jaar"
+     r"|в\s+это\s+(?:же\s+)?время\s+в\s+прошлом\s+году|в\s+прошлом\s+году\s+в\s+это\s+(?:же\s+)?время"
+     r"|o\s+tej\s+porze\s+(?:w\s+)?(?:zesz[łl]ym|ubieg[łl]ym)\s+roku|(?:w\s+)?(?:zesz[łl]ym|ubieg[łl]ym)\s+roku\s+o"
+     r"\s+tej\s+porze|(?:в|у)\s+цеи\s+(?:же\s+)?час\s+минулого\s+року|минулого\s+року\s+(?:в|у)\s+цеи\s+(?:же\s+)?час)\b",
+     " this time last year "),
+    ("weihnachten noel navidad navidades natale natal kerst kerstmis рождество swieta narodzenie різдва різдво",
+     r"\b(?:(?:an\s+)?(?:letzte[ns]?|vergangene[ns]?)\s+weihnachten|(?:an\s+)?weihnachten\s+(?:letztes|vergangenes)"
+     r"\s+jahr|(?:a\s+)?noel\s+dernier|(?:en\s+)?(?:la\s+)?navidad\s+pasada|(?:en\s+)?las\s+navidades\s+pasadas"
+     r"|(?:lo\s+)?scorso\s+natale|(?:a\s+)?natale\s+scorso|(?:no\s+)?natal\s+passado|(?:vorige|afgelopen)\s+kerst(?:mis)?"
+     r"|(?:на|в)\s+прошлое\s+рождество|w\s+(?:zesz[łl]e|ubieg[łl]e)\s+(?:swieta|boze\s+narodzenie)"
+     r"|минулого\s+різдва|на\s+минуле\s+різдво)\b",
+     " last christmas "),
+    ("vorletzten avant mes antepasado penultimo mese retrasado voorvorige позапрошлом przedostatnim позаминулого",
+     r"\b(?:(?:im\s+)?vorletzten\s+monat|le\s+mois\s+avant[- ]dernier|l'avant[- ]dernier\s+mois|(?:el\s+)?mes"
+     r"\s+antepasado|(?:el\s+)?penultimo\s+mes|(?:il\s+)?mese\s+prima\s+(?:dello|del)\s+scorso|(?:il\s+)?penultimo"
+     r"\s+mese|(?:o\s+|no\s+)?mes\s+retrasado|(?:de\s+)?voorvorige\s+maand|в\s+позапрошлом\s+месяце"
+     r"|w\s+przedostatnim\s+miesiacu|позаминулого\s+місяця)\b",
+     " the month before last "),
+    ("vierzehn quinze quince quindici veertien tagen jours dias giorni dagen",  # "14" is read through its unit
+     r"\b(?:vor\s+(?:vierzehn|14)\s+tagen|il\s+y\s+a\s+(?:quinze|15)\s+jours|hace\s+(?:quince|15)\s+dias"
+     r"|(?:quindici|15)\s+giorni\s+fa|ha\s+(?:quinze|15)\s+dias|(?:veertien|14)\s+dagen\s+geleden)\b",
+     " a fortnight ago "),
+    (frozenset(_EDGE_WEEK_OF), rf"\b(?:in\s+der\s+)?{_E}\s+{_M}woche(?:\s+{_Y})?\b", _edge_week),
+    (frozenset(_EDGE_WEEK_OF), rf"\b(?:in\s+der\s+)?{_E}\s+woche\s+(?:im|des|von)\s+{_M}(?:\s+{_Y})?\b", _edge_week),
+    (frozenset(_EDGE_WEEK_OF),
+     rf"\b(?:la|a|de|в)\s+{_E}\s+(?:semaine\s+(?:de\s+|d')?|semana\s+de\s+|settimana\s+di\s+|week\s+van\s+|неделю\s+)"
+     rf"{_M}(?:\s+(?:de\s+)?{_Y})?\b", _edge_week),
     # the day before yesterday, yesterday, today
     ("vorgestern avant anteayer antier altro altroieri anteontem eergisteren",
      r"\b(?:vorgestern|avant[- ]hier|anteayer|antier|l'altro\s*ieri|altroieri|anteontem|eergisteren)\b",
@@ -316,6 +427,11 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
     (_DAYS, rf"\b(?:с|od|з)\s+{_D}\b", _since_weekday),
     (_DAYS, rf"\bsince\s+{_D}\b", _since_weekday),
 ]  # fmt: skip
+_PART_OF_A_BARE_YEAR = re.compile(
+    r"\b(?:(?:a|al|alla|no|em|au|en)\s+)?(?P<part>"
+    + "|".join(sorted(_PART_ALSO_ENGLISH, key=len, reverse=True))
+    + rf")\s*-?\s*{_OF_YEAR}\b"
+)
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Replacement]] = [
     (frozenset(_split(needs)) if isinstance(needs, str) else needs, re.compile(p), r) for needs, p, r in _TABLE
 ]
@@ -332,7 +448,7 @@ _GERMAN_DUTCH = frozenset(
 # them are reached through the word beside them), and French "hier" (read below): a query without
 # any of them is left as it was.
 _ENGLISH_TOO = frozenset(_split("week an fine"))
-_NEEDED = frozenset().union(*(needs for needs, _, _ in _RULES)) - _ENGLISH_TOO | {"hier"}
+_NEEDED = frozenset().union(*(needs for needs, _, _ in _RULES)) - _ENGLISH_TOO | {"hier"} | _PART_ALSO_ENGLISH
 _WORD = re.compile(r"[^\W\d_]+")
 _APOSTROPHE_IN_WORD = re.compile(r"(?<=[а-яіїєґ])['’](?=[а-яіїєґ])")
 
@@ -354,6 +470,8 @@ def in_english(text: str) -> str | None:
         return None
     if "hier" in words and not _FRENCH.isdisjoint(words) and _GERMAN_DUTCH.isdisjoint(words):
         plain = _HIER.sub(" yesterday ", plain)
+    if not _PART_ALSO_ENGLISH.isdisjoint(words) and not OTHER_LANGUAGE_WORDS.isdisjoint(words):
+        plain = _PART_OF_A_BARE_YEAR.sub(_year_part, plain)  # "begin 2025", "fin 2025", "mi-2025" (ADR 217)
     for needs, pattern, replacement in _RULES:
         if not needs.isdisjoint(words):
             plain = pattern.sub(replacement, plain)
