@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_echo import acknowledges
+from hindsight_hooks.backends.local_echo import ACK_STEMS, acknowledges
+from hindsight_hooks.backends.local_time import content_stems
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_support import item, make
 
@@ -126,3 +129,26 @@ def test_a_reply_longer_than_an_acknowledgement_is_shown_as_itself(tmp_path: Pat
     assert acknowledges(f"assistant: {reply}", f"user: {prompt}")
     backend = sessions(make(tmp_path), (prompt.strip(), reply))
     assert f"assistant: {reply}" in recall(backend, "nightly export warehouse")
+
+
+_WORDS = st.sampled_from(
+    [
+        "Noted", "noted:", "got", "it", "we", "use", "uses", "using", "pnpm", "PNPM", "Postgres", "16", "on",
+        "Neon", "deploys", "deploy", "deployed", "Fly.io", "classes", "class", "running", "run", "ran",
+        "général", "generale", "Straße", "strasse", "東京サーバー", "東京", "🚀", "I'll", "we've", "ok,",
+        "relational", "relate", "happiness", "happy", "agreed", "verstanden", "понял", "база", "данных",
+        "actually", "after", "all", "scratch", "that", "on", "second", "thought", "never", "mind",
+    ]
+)  # fmt: skip
+_TEXT = st.lists(_WORDS, min_size=0, max_size=10).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(reply=_TEXT, prompt=_TEXT, asks=st.booleans())
+@example(reply="actually", prompt="", asks=False)  # its first run: the shortcut read "actually", the stems do not
+def test_the_first_word_shortcut_never_changes_what_acknowledges_says(reply: str, prompt: str, asks: bool) -> None:
+    """A stem whose beginning the prompt does not hold is not one of its stems (Porter keeps a
+    token's stem but its last letter): the shortcut answers as the whole comparison would."""
+    prompt = prompt + ("?" if asks else "")
+    whole = "?" not in prompt and content_stems(reply) - ACK_STEMS <= content_stems(prompt)
+    assert acknowledges(f"assistant: {reply}", f"user: {prompt}") == whole

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from .local_rank import Candidate
-from .local_text import STOP_WORDS, fold, fts_tokens, porter_stem, without_role_label
-from .local_time import content_stems
+from .local_text import STOP_WORDS, fold, fts_tokens, porter_stem
+from .local_time import content_stems, stem_body
 
 ASSISTANT_PREFIX = "assistant: "
 # An acknowledgement is a sentence or two; a longer reply that says only its prompt back is rare,
@@ -59,7 +59,7 @@ def acknowledges(reply: str, prompt: str) -> bool:
     if "?" in prompt:
         return False
     folded = fold(prompt)
-    for token in fts_tokens(without_role_label(reply)):
+    for token in fts_tokens(stem_body(reply)):
         if len(token) > 1 and token not in STOP_WORDS:
             stem = porter_stem(token)
             if stem not in ACK_STEMS and stem[:-1] not in folded:

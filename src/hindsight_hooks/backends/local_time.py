@@ -328,10 +328,17 @@ def content_stems(text: str) -> frozenset[str]:
 
     Cached: every recall compares its hits this way (``newer_first``), and the memories that
     answer one turn mostly answer the next (the last 512 texts and their stems)."""
+    return frozenset(porter_stem(t) for t in fts_tokens(stem_body(text)) if len(t) > 1 and t not in STOP_WORDS)
+
+
+def stem_body(text: str) -> str:
+    """What of ``text`` its content stems are read from: no role label, and none of the words that
+    take a decision back (``_TAKEN_BACK``). Shared, so a reader that walks the tokens itself
+    (``local_echo.acknowledges``) reads the same words."""
     body = without_role_label(text)
     if _may_say(body, _TAKEN_BACK_HINTS):
         body = _TAKEN_BACK.sub(" ", body)
-    return frozenset(porter_stem(t) for t in fts_tokens(body) if len(t) > 1 and t not in STOP_WORDS)
+    return body
 
 
 # Words that take a decision back and say nothing of its subject ("on second thought", "scratch
