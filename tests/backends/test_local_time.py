@@ -566,7 +566,12 @@ _QUERY_PIECES = st.sampled_from(
      "did", "was", "spring",
      # ADR 212-214
      "mid-2025", "start", "next", "time", "around", "Christmas", "week", "month", "the", "evening", "earlier",
-     "tonight", "afternoon", "night", "first", "half", "second", "February", "fortnight", "before", "decided"]
+     "tonight", "afternoon", "night", "first", "half", "second", "February", "fortnight", "before", "decided",
+     # ADR 217
+     "Anfang", "Ende", "Mitte", "Jahres", "dieses", "Hälfte", "ersten", "début", "fin", "mi-2025", "l'année",
+     "semestre", "premier", "finales", "del", "año", "mediados", "alla", "fine", "dell'anno", "begin", "vorig",
+     "jaar", "medio", "начале", "прошлого", "года", "pod", "koniec", "zeszłego", "roku", "наприкінці", "Weihnachten",
+     "Noël", "vorletzten", "Monat", "quinze", "14", "Märzwoche", "première", "9999", "0001", "um", "diese", "Zeit"]
 )  # fmt: skip
 
 
