@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_echo import ACK_STEMS, acknowledges
+from hindsight_hooks.backends.local_echo import ACK_STEMS, acknowledges, said_of_its_own
 from hindsight_hooks.backends.local_time import content_stems
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_support import item, make
@@ -52,6 +52,12 @@ def recall(backend: LocalBackend, question: str, **kw: object) -> list[str]:
          " Never unittest classes."),
         ("Understood, I'll keep that in mind.", "Releases are cut on Thursdays."),
         ("Verstanden, pnpm.", "Wir nutzen pnpm im Frontend."),
+        # an agent's longer ways of saying it back
+        ("Got it — I'll use pnpm for the frontend going forward.", "We use pnpm for the frontend."),
+        ("Understood. I'll make sure to run the tests with pytest from now on.", "Always run the tests with pytest."),
+        ("Sure! I'll remember that deploys go through deploy.yml on Fly.io.",
+         "Deploys go to Fly.io through the GitHub Actions workflow deploy.yml."),
+        ("Noted — I will keep that in mind for this repo.", "Releases are cut on Thursdays."),
     ],
 )  # fmt: skip
 def test_a_reply_that_only_says_its_prompt_back_acknowledges_it(reply: str, prompt: str) -> None:
@@ -67,6 +73,9 @@ def test_a_reply_that_only_says_its_prompt_back_acknowledges_it(reply: str, prom
         # the answer to a question is no acknowledgement, and the question is no statement
         ("Yes, switch to bun.", "Should we switch from pnpm to bun?"),
         ("Understood: the cache uses SQLite so it works offline.", "The cache lives in SQLite, not Redis."),
+        ("Got it, I'll set up pnpm workspaces for this project.", "We use pnpm for the frontend."),
+        ("Let's go with Redis going forward.", "Redis is fast."),
+        ("He is ill.", "He is out today."),  # "ill" is no "I'll"
     ],
 )
 def test_a_reply_that_adds_a_word_or_answers_a_question_does_not(reply: str, prompt: str) -> None:
@@ -138,6 +147,7 @@ _WORDS = st.sampled_from(
         "général", "generale", "Straße", "strasse", "東京サーバー", "東京", "🚀", "I'll", "we've", "ok,",
         "relational", "relate", "happiness", "happy", "agreed", "verstanden", "понял", "база", "данных",
         "actually", "after", "all", "scratch", "that", "on", "second", "thought", "never", "mind",
+        "going", "forward", "from", "now", "I", "will", "for", "this", "project", "future", "make", "sure", "to",
     ]
 )  # fmt: skip
 _TEXT = st.lists(_WORDS, min_size=0, max_size=10).map(" ".join)
@@ -150,5 +160,5 @@ def test_the_first_word_shortcut_never_changes_what_acknowledges_says(reply: str
     """A stem whose beginning the prompt does not hold is not one of its stems (Porter keeps a
     token's stem but its last letter): the shortcut answers as the whole comparison would."""
     prompt = prompt + ("?" if asks else "")
-    whole = "?" not in prompt and content_stems(reply) - ACK_STEMS <= content_stems(prompt)
+    whole = "?" not in prompt and content_stems(said_of_its_own(reply)) - ACK_STEMS <= content_stems(prompt)
     assert acknowledges(f"assistant: {reply}", f"user: {prompt}") == whole

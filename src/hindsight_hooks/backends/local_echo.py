@@ -18,6 +18,7 @@ message asks nothing), the user message takes its place, and is shown once. Deli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
@@ -47,6 +48,19 @@ _ACK_TEXT = """
     зрозумів зрозуміла дякую добре
 """
 ACK_STEMS: frozenset[str] = frozenset(porter_stem(token) for word in _ACK_TEXT.split() for token in fts_tokens(word))
+# Phrases an agent acknowledges with whose words are not acknowledgements on their own ("going",
+# "project", "future" are words of a subject elsewhere): "Got it, I'll use pnpm going forward."
+_ACK_PHRASES = re.compile(
+    r"\b(?:going\s+forward|from\s+now\s+on|(?:in|for)\s+(?:the\s+)?future|make\s+sure\s+(?:to|that)"
+    r"|(?:for|in)\s+(?:this|the)\s+(?:project|repo|repository|codebase|workspace)|i\s*['’]\s*ll|i\s+will"
+    r"|will\s+do|got\s+it|sounds\s+good|makes\s+sense)\b",
+    re.I,
+)
+
+
+def said_of_its_own(reply: str) -> str:
+    """``reply`` without the phrases an acknowledgement is made of: what it says of the subject."""
+    return _ACK_PHRASES.sub(" ", reply)
 
 
 def acknowledges(reply: str, prompt: str) -> bool:
@@ -58,13 +72,14 @@ def acknowledges(reply: str, prompt: str) -> bool:
     beginning ``prompt`` does not hold anywhere is not a stem of ``prompt``."""
     if "?" in prompt:
         return False
+    own = said_of_its_own(reply)
     folded = fold(prompt)
-    for token in fts_tokens(stem_body(reply)):
+    for token in fts_tokens(stem_body(own)):
         if len(token) > 1 and token not in STOP_WORDS:
             stem = porter_stem(token)
             if stem not in ACK_STEMS and stem[:-1] not in folded:
                 return False
-    return content_stems(reply) - ACK_STEMS <= content_stems(prompt)
+    return content_stems(own) - ACK_STEMS <= content_stems(prompt)
 
 
 def as_their_statements(
