@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
+from datetime import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.timefmt import local_minute, utc_bound
 
@@ -37,3 +42,23 @@ def test_a_list_shows_the_minute_on_the_users_clock(user_zone: Callable[[str], N
     assert local_minute("2026-11-29T04:30:00.000Z") == "2026-11-28 23:30"
     assert local_minute("2026-11-29") == "2026-11-29"  # a plain date as written
     assert local_minute("not a time") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    zone=st.sampled_from(["UTC", "EST5", "JST-9", "IST-5:30", "NZST-12", "HST10"]),
+    moment=st.datetimes(min_value=datetime(1901, 1, 1), max_value=datetime(9998, 12, 31)),
+)
+def test_a_typed_minute_is_shown_back_as_typed(zone: str, moment: datetime) -> None:
+    """On a clock without daylight saving, a minute typed as a bound and a stored time shown in a
+    list are the same minute: ``since=`` what the list shows lists that memory (ADR 216)."""
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        typed = moment.strftime("%Y-%m-%dT%H:%M")
+        bound = utc_bound(typed)
+        assert bound is not None and bound.endswith("Z")
+        assert local_minute(bound) == typed.replace("T", " ")
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
