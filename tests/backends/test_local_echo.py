@@ -162,3 +162,11 @@ def test_the_first_word_shortcut_never_changes_what_acknowledges_says(reply: str
     prompt = prompt + ("?" if asks else "")
     whole = "?" not in prompt and content_stems(said_of_its_own(reply)) - ACK_STEMS <= content_stems(prompt)
     assert acknowledges(f"assistant: {reply}", f"user: {prompt}") == whole
+
+
+def test_an_acknowledgement_of_a_long_message_is_shown_as_itself(tmp_path: Path) -> None:
+    """A pasted log is no statement to put where "Got it." stood (``STATEMENT_MAX_CHARS``)."""
+    log = " ".join(f"worker {n} restarted after the cache timeout" for n in range(40))
+    backend = sessions(make(tmp_path), (log, "Got it, the cache timeout restarted the worker."))
+    hits = recall(backend, "cache timeout worker", limit=2)
+    assert "assistant: Got it, the cache timeout restarted the worker." in hits

@@ -30,6 +30,10 @@ ASSISTANT_PREFIX = "assistant: "
 # An acknowledgement is a sentence or two; a longer reply that says only its prompt back is rare,
 # and is shown as itself. Longer ones are not looked up: an agent's replies mostly are.
 ACK_MAX_CHARS = 300
+# The statement that takes its place is a sentence or a paragraph. A longer user message (a pasted
+# log, a spec) is not put where a one-line reply stood: it would fill the block, and its length
+# alone makes "every word of the reply is in it" likely. The reply is shown as itself.
+STATEMENT_MAX_CHARS = 1000
 
 # Words that acknowledge and say nothing of the subject, in the languages whose function words
 # the store knows (local_text's stop words hold "ok", "yes", "got", "will", "do", ... already).

@@ -20,7 +20,7 @@ from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, Ref
 from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
-from .local_echo import acknowledges, as_their_statements
+from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
 from .local_prefix import with_prefixes
@@ -226,7 +226,11 @@ class LocalRecall(LocalVectorWiring):
             f"AND u.seq = json_extract(j.value, '$[1]') WHERE 1{where}",
             [places, *params],
         ).fetchall()
-        before = {(str(row[-2]), int(row[-1])): row for row in rows if str(row[-3]).startswith(USER_PREFIX)}
+        before = {
+            (str(row[-2]), int(row[-1])): row
+            for row in rows
+            if str(row[-3]).startswith(USER_PREFIX) and len(str(row[-3])) <= STATEMENT_MAX_CHARS
+        }
         said: dict[int, Candidate] = {}
         for reply in replies:
             row = before.get((reply.document_id, reply.seq - 1))
