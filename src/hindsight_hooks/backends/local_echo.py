@@ -25,8 +25,8 @@ from itertools import islice
 from .local_rank import Candidate
 from .local_text import STOP_WORDS, fold, fts_tokens, porter_stem
 from .local_time import content_stems, stem_body
+from .local_windows import ASSISTANT_PREFIX
 
-ASSISTANT_PREFIX = "assistant: "
 # An acknowledgement is a sentence or two; a longer reply that says only its prompt back is rare,
 # and is shown as itself. Longer ones are not looked up: an agent's replies mostly are.
 ACK_MAX_CHARS = 300
@@ -76,14 +76,16 @@ def acknowledges(reply: str, prompt: str) -> bool:
     beginning ``prompt`` does not hold anywhere is not a stem of ``prompt``."""
     if "?" in prompt:
         return False
-    own = said_of_its_own(reply)
     folded = fold(prompt)
-    for token in fts_tokens(stem_body(own)):
+    said: set[str] = set()  # the reply's content stems but acknowledgements, as ``content_stems`` reads them
+    for token in fts_tokens(stem_body(said_of_its_own(reply))):
         if len(token) > 1 and token not in STOP_WORDS:
             stem = porter_stem(token)
-            if stem not in ACK_STEMS and stem[:-1] not in folded:
-                return False
-    return content_stems(own) - ACK_STEMS <= content_stems(prompt)
+            if stem not in ACK_STEMS:
+                if stem[:-1] not in folded:
+                    return False
+                said.add(stem)
+    return said <= content_stems(prompt)
 
 
 def as_their_statements(

@@ -220,17 +220,15 @@ class LocalRecall(LocalVectorWiring):
         recall's filters), by the reply's rowid. One statement, and one more only when one does."""
         where, params = filters.where()
         places = orjson.dumps([[c.document_id, c.seq - 1] for c in replies]).decode("utf-8")
+        # Only a user's message short enough to stand for a reply is read into Python (not a pasted log).
         rows = conn.execute(
             f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
             "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
-            f"AND u.seq = json_extract(j.value, '$[1]') WHERE 1{where}",
-            [places, *params],
+            "AND u.seq = json_extract(j.value, '$[1]') "
+            f"WHERE substr(u.content, 1, ?) = ? AND length(u.content) <= ?{where}",
+            [places, len(USER_PREFIX), USER_PREFIX, STATEMENT_MAX_CHARS, *params],
         ).fetchall()
-        before = {
-            (str(row[-2]), int(row[-1])): row
-            for row in rows
-            if str(row[-3]).startswith(USER_PREFIX) and len(str(row[-3])) <= STATEMENT_MAX_CHARS
-        }
+        before = {(str(row[-2]), int(row[-1])): row for row in rows}
         said: dict[int, Candidate] = {}
         for reply in replies:
             row = before.get((reply.document_id, reply.seq - 1))

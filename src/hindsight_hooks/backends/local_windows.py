@@ -53,6 +53,7 @@ SEP = "\x1e"
 TURN_CHARS = 1000
 LOOK_BACK = 16
 USER_PREFIX = "user: "
+ASSISTANT_PREFIX = "assistant: "
 
 # Positions in a pending unit row of ``local_write.store_batch`` (rowid, id, bank, doc, seq, text, context, ...).
 _SEQ, _TEXT, _CONTEXT = 4, 5, 6
