@@ -225,6 +225,8 @@ _PART_ALSO_ENGLISH = frozenset(_split("begin final fine medio mi fin"))
 _P_NOT_ENGLISH = "(?P<part>" + "|".join(sorted(set(_PART_OF) - _PART_ALSO_ENGLISH, key=len, reverse=True)) + ")"
 _H = "(?P<half>" + "|".join(sorted(_HALF_OF, key=len, reverse=True)) + ")"
 _E = "(?P<edge>" + "|".join(sorted(_EDGE_WEEK_OF, key=len, reverse=True)) + ")"
+# What may come before a part of a year: "au début", "a finales", "all'inizio", "в начале", "pod koniec"
+_AT = r"(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?"
 # "last year" as each language says it after "of" (des letzten Jahres, de l'année dernière, ...)
 _OF_LAST_YEAR = (
     r"(?:(?:des\s+)?(?:letzten|vergangenen)\s+jahres|letztes\s+jahr|(?:de\s+)?l'(?:annee\s+derniere|an\s+dernier)"
@@ -273,12 +275,12 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
      rf"|meta|metade|helft|половине|połowie|половині)\s+(?:(?:de|del|do|di|van|von)\s+)?(?:{_OF_LAST_YEAR}"
      rf"|{_OF_YEAR})\b", _year_half),
     (frozenset(_PART_OF),
-     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P}\s*-?\s*(?:(?:de|do|des|del|dell'|van)\s+)?"
+     rf"\b{_AT}{_P}\s*-?\s*(?:(?:de|do|des|del|dell'|van)\s+)?"
      rf"{_OF_LAST_YEAR}\b", _year_part),
     (frozenset(_PART_OF),
-     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P}\s*-?\s*{_OF_THIS_YEAR}\b", _this_year_part),
+     rf"\b{_AT}{_P}\s*-?\s*{_OF_THIS_YEAR}\b", _this_year_part),
     (frozenset(_PART_OF) - _PART_ALSO_ENGLISH,
-     rf"\b(?:(?:au|en|a|a\s+la|all'|alla|al|no|na|em|в|у|pod|w)\s+)?{_P_NOT_ENGLISH}\s*-?\s*{_OF_YEAR}\b",
+     rf"\b{_AT}{_P_NOT_ENGLISH}\s*-?\s*{_OF_YEAR}\b",
      _year_part),
     ("zeit epoque fechas periodo tempi epoca tijd время porze час",
      r"\b(?:(?:letztes|vergangenes)\s+jahr\s+um\s+diese\s+zeit|um\s+diese\s+zeit\s+(?:letztes|vergangenes)\s+jahr"
@@ -428,9 +430,7 @@ _TABLE: list[tuple[str | frozenset[str], str, Replacement]] = [
     (_DAYS, rf"\bsince\s+{_D}\b", _since_weekday),
 ]  # fmt: skip
 _PART_OF_A_BARE_YEAR = re.compile(
-    r"\b(?:(?:a|al|alla|no|em|au|en)\s+)?(?P<part>"
-    + "|".join(sorted(_PART_ALSO_ENGLISH, key=len, reverse=True))
-    + rf")\s*-?\s*{_OF_YEAR}\b"
+    rf"\b{_AT}(?P<part>" + "|".join(sorted(_PART_ALSO_ENGLISH, key=len, reverse=True)) + rf")\s*-?\s*{_OF_YEAR}\b"
 )
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Replacement]] = [
     (frozenset(_split(needs)) if isinstance(needs, str) else needs, re.compile(p), r) for needs, p, r in _TABLE
