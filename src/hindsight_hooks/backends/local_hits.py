@@ -7,7 +7,7 @@ so the column positions of ``local_query`` are read in one place.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -96,20 +96,14 @@ def detailed(conn: sqlite3.Connection, ordered: list[Candidate], chunk: int) -> 
                 row = details.get(cand.rowid)
                 if row is None:  # cannot happen inside one snapshot; never show a half-read unit
                     continue
-                with_details(cand, row)
+                cand.content, cand.context = str(row[D_CONTENT]), str(row[D_CONTEXT] or "")
+                cand.type, cand.source, cand.document_id = str(row[D_TYPE]), str(row[D_SOURCE]), str(row[D_DOC])
+                cand.tags = list(orjson.loads(row[D_TAGS]))
+                cand.occurred_at = str(row[D_OCCURRED] or "")
+                cand.words = str(row[D_WORDS])
+                cand.seq = int(row[D_SEQ])
+                cand.detailed = True
             yield cand
-
-
-def with_details(cand: Candidate, row: Sequence[Any]) -> Candidate:
-    """``cand`` with the text, kind, document, tags and place of a ``DETAIL_COLUMNS`` row."""
-    cand.content, cand.context = str(row[D_CONTENT]), str(row[D_CONTEXT] or "")
-    cand.type, cand.source, cand.document_id = str(row[D_TYPE]), str(row[D_SOURCE]), str(row[D_DOC])
-    cand.tags = list(orjson.loads(row[D_TAGS]))
-    cand.occurred_at = str(row[D_OCCURRED] or "")
-    cand.words = str(row[D_WORDS])
-    cand.seq = int(row[D_SEQ])
-    cand.detailed = True
-    return cand
 
 
 def said_epoch(cand: Candidate) -> float:
