@@ -433,7 +433,7 @@ def profile_text(prof: cProfile.Profile | None, top: int = 25) -> str:
     if prof is None:
         return ""
     out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(prof, stream=out).sort_stats(os.environ.get("HH_PROFILE_SORT", "cumulative")).print_stats(top)
     return out.getvalue()
 
 

@@ -19,6 +19,7 @@ from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
 from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
+from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
@@ -59,7 +60,7 @@ from .local_text import StemFinder, content_words, query_terms, term_key
 from .local_time import asks_for_recent, date_numbers, newer_first, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
-from .local_windows import USER_PREFIX, neighbour_of
+from .local_windows import ASSISTANT_PREFIX, USER_PREFIX, neighbour_of
 from .tag_groups import TagGroupError, validate_tag_groups
 
 BUDGET_SCALE = {"low": 0.5, "mid": 1.0, "high": 2.0}
@@ -196,7 +197,9 @@ class LocalRecall(LocalVectorWiring):
                 partial(self._acknowledged, conn, filters),
                 limit + 1,  # the budget cut pulls one past its limit
             )
-            chosen = cut_to_budget(distinct_shown(unseen(stated, seen)), limit, request.max_tokens)
+            # A question is shown with the answer it got (ADR 219).
+            replied = with_their_answers(stated, partial(self._answers, conn, filters), limit + 1)
+            chosen = cut_to_budget(distinct_shown(unseen(replied, seen)), limit, request.max_tokens)
             if period is None and chosen:  # a change said in other words than the question's (ADR 209)
                 chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
             # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
@@ -239,6 +242,31 @@ class LocalRecall(LocalVectorWiring):
             shown = {c.rowid: c for c in detailed(conn, list(said.values()), len(said))}
             said = {rowid: shown[c.rowid] for rowid, c in said.items() if c.rowid in shown}
         return said
+
+    def _answers(self, conn: sqlite3.Connection, filters: Filters, questions: list[Candidate]) -> dict[int, Candidate]:
+        """Of ``questions``, those whose document's next message ``answers`` them (ADR 219: the other
+        side's short reply, in few words of its own), each with that reply (read with its details; it must pass the
+        recall's filters), by the question's rowid. One statement for a batch of questions."""
+        where, params = filters.where()
+        places = orjson.dumps([[c.document_id, c.seq + 1] for c in questions]).decode("utf-8")
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
+            "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
+            "AND u.seq = json_extract(j.value, '$[1]') "
+            f"WHERE length(u.content) <= ?{where}",
+            [places, len(ASSISTANT_PREFIX) + ANSWER_MAX_CHARS, *params],
+        ).fetchall()
+        after = {(str(row[-2]), int(row[-1])): row for row in rows}
+        replies: dict[int, Candidate] = {}
+        for question in questions:
+            row = after.get((question.document_id, question.seq + 1))
+            if row is not None and answers(question.content, str(row[-3])):
+                replies[question.rowid] = ranked_candidate((*row[:K_RANK], 0.0))
+                replies[question.rowid].rank = None
+        if replies:
+            shown = {c.rowid: c for c in detailed(conn, list(replies.values()), len(replies))}
+            replies = {rowid: shown[c.rowid] for rowid, c in replies.items() if c.rowid in shown}
+        return replies
 
     def _add_window(
         self,
