@@ -43,6 +43,9 @@ RUN_TIMEOUT_S = 180
 FACT = "We run Postgres 16."
 CACHE_TTL = "Entries in the cache expire after 15 minutes."
 BY_MEANING = "What database do we use?"  # no word of FACT: found by meaning or not at all
+LINT_ASK = "Can we lint faster?"
+LINT_PROPOSAL = "We could replace eslint with biome. Shall I switch?"  # the scripted model's reply to LINT_ASK
+LINT_ANSWER = "no, keep eslint for now"
 
 
 class Claude:
@@ -192,6 +195,24 @@ def test_a_resumed_session_retains_only_its_new_turn(setup: tuple[Claude, Projec
     assert again["session_id"]
 
 
+def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Project, ModelServer]) -> None:
+    """ADR 219 through the real host: the model proposes, the user turns it down in the resumed
+    session; a later session asking about it gets the proposal and, right after it, the answer that
+    says none of the question's words."""
+    claude, project, server = setup
+    first = claude.run(LINT_ASK)
+    await_retained(project, "biome", "the model's proposal was not retained")
+    claude.run(LINT_ANSWER, "--resume", first["session_id"])
+    await_retained(project, "keep eslint", "the user's answer was not retained")
+    server.clear()
+    claude.run("What did we decide about biome?")
+    block = block_in(_model_turns(server)[-1])
+    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
+    assert proposal is not None, block
+    assert LINT_ANSWER in [*items, ""][proposal + 1], block
+
+
 def test_the_installed_slash_command_switches_that_session_to_read_only(
     setup: tuple[Claude, Project, ModelServer],
 ) -> None:
@@ -276,6 +297,8 @@ class _RecallScript:
         if results:
             return Reply.say("Memory says: " + " | ".join(results))
         texts = "\n".join(t for b in blocks for t in iter_texts(b))
+        if LINT_ASK in texts and "<hindsight-memory>" not in texts:
+            return Reply.say(LINT_PROPOSAL)
         asked = ASK_TOOL in texts or ("tool_result" in {b.get("type") for b in blocks} and self.waits > 0)
         offered = _offered(request)
         if asked and RECALL_TOOL in offered:
