@@ -7,9 +7,11 @@ here, with the writes out of sight.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import cache, partial
 from typing import Any
 
@@ -20,6 +22,13 @@ from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, Ref
 from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
+from .local_decisions import (
+    DECISION_CUES,
+    asks_about_decisions,
+    asks_only_about_decisions,
+    decisions_first,
+    states_decision,
+)
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
@@ -73,6 +82,27 @@ def answered_terms(cand: Candidate) -> str:
     """The terms of the message a user's unit answers, which only an elliptic change carries
     ("Change of plan: GitHub Pages instead", ADR 206); '' for every other unit."""
     return neighbour_of(cand.context) if cand.content.startswith(USER_PREFIX) else ""
+
+
+# A question about decisions reads this many times its candidate count of the newest units that
+# say a decision's words, and keeps those that state one.
+DECISION_READ_FACTOR = 4
+
+
+def period_words(query: str, reference: float) -> Callable[[str], bool]:
+    """Which words of ``query`` are words of the period it names: without the word, the query names
+    another period or none ("last" and "week" of "what did we decide last week?", not "cache")."""
+    named = time_window(query, reference)
+
+    def is_time_word(term: str) -> bool:
+        if named is None:
+            return False
+        # in its place a word no time phrase is made of, so the words around it stay apart ("the
+        # cache last week" is not "the last week")
+        without = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", "thing", query, flags=re.IGNORECASE)
+        return time_window(without, reference) != named
+
+    return is_time_word
 
 
 class LocalRecall(LocalVectorWiring):
@@ -152,6 +182,12 @@ class LocalRecall(LocalVectorWiring):
             dense_mode = qvec is not None and self._add_dense(conn, qvec, candidates, lo, hi, filters, limit)
             if hybrid:
                 self.last_search_mode += "+dense"
+            # A question about what was decided, of no subject of its own (ADR 220): the decisions
+            # stated are candidates, in its period if it names one, and go first.
+            decisions = asks_about_decisions(request.query) and asks_only_about_decisions(
+                terms, period_words(request.query, reference)
+            )
+            decided = self._add_decisions(conn, candidates, filters, period, need) if decisions else set()
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -186,6 +222,8 @@ class LocalRecall(LocalVectorWiring):
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
+            if decided:
+                ordered = decisions_first(ordered, decided)
             shown = detailed(conn, ordered, max(2 * limit, 10))
             seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
             # What only restates the question goes after what says more (ADR 186).
@@ -267,6 +305,42 @@ class LocalRecall(LocalVectorWiring):
             shown = {c.rowid: c for c in detailed(conn, list(replies.values()), len(replies))}
             replies = {rowid: shown[c.rowid] for rowid, c in replies.items() if c.rowid in shown}
         return replies
+
+    def _add_decisions(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        window: tuple[float, float] | None,
+        need: int,
+    ) -> set[int]:
+        """The newest ``need`` units that state a decision (in ``window``, if given), added as
+        candidates with no rank, as the units a period brings are, unless they are candidates
+        already (ADR 220); returns all of their rowids."""
+        where, params = filters.where()
+        when: list[str] = []
+        if window is not None:
+            when = [iso_from_epoch(window[0]), iso_from_epoch(window[1])]
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL, u.content FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
+            f"WHERE units_fts MATCH ?{' AND u.created_at >= ? AND u.created_at < ?' if when else ''}{where} "
+            "ORDER BY u.created_at DESC LIMIT ?",
+            [f"content : ({DECISION_CUES})", *when, *params, DECISION_READ_FACTOR * need],
+        ).fetchall()
+        have = {c.rowid for c in candidates}
+        decided: set[int] = set()
+        for row in rows:
+            if len(decided) >= need:
+                break
+            if not states_decision(str(row[-1])):
+                continue
+            rowid = int(row[K_ROWID])
+            decided.add(rowid)
+            if rowid not in have:
+                cand = ranked_candidate((*row[:K_RANK], 0.0))
+                cand.rank = None
+                candidates.append(cand)
+        return decided
 
     def _add_window(
         self,

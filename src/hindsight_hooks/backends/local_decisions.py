@@ -1,0 +1,219 @@
+"""A question about what was decided is answered by the decisions (ADR 220).
+
+A user who keeps a year of sessions asks "what did we decide last week?", "what have we agreed
+on?", "what decisions did we make recently?". The question names no subject: its subject is the
+decisions themselves. Searched by its words, it finds the few units that say "decide" or "agreed"
+(or none: "decisions" shares no stem with "decided"), and a period brings the week's units newest
+first, so the block filled with the week's routine requests ("Rename the helper …") while "Let's
+go with Postgres for the orders service, not MySQL." waited below them.
+
+So for such a question — it asks about deciding, and every other word it says is a time, a word
+of recency or a verb that goes with "decision" ("make", "take", "reach") — the store also takes
+the units that *state* a decision as candidates (in the question's period, if it names one), and
+puts those statements first, in their order. A statement of a decision is one that says it in one
+of the ways people do: "let's go with …", "we decided / agreed / chose …", "we'll stick with …",
+"from now on …", "always use …", or a change of mind (ADR 118), in the languages the store reads.
+
+A question with a subject ("what did we choose for the orders service?") is searched as before:
+its subject's words find the units about it, and a decision about something else is no answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .local_change_marks import MARKED_WORDS
+from .local_indexed import TOOL_OUTPUT_LABEL
+from .local_rank import Candidate
+from .local_text import fold, porter_stem, without_role_label
+from .local_time import announces_change
+from .local_windows import ASSISTANT_PREFIX
+
+# A question about deciding: its decision word, in the ten languages the store reads (accents folded).
+_ASKS_DECISION = re.compile(
+    r"\b(?:decid\w*|decis\w*|agree[ds]?|agreements?|chose|choose|chosen|choices?|settled?|conclu\w*"
+    r"|entschied\w*|entscheid\w*|beschlo\w*|beschluss\w*|geeinigt|vereinbar\w*"
+    r"|convenu\w*|choisi\w*|choix"
+    r"|acord\w*|elegi\w*|escog\w*"
+    r"|concordat\w*|scelt\w*|scelto"
+    r"|combinam\w*|combinad\w*|escolh\w*|decisa\w*|decisoe\w*"
+    r"|beslo\w*|beslis\w*|afgesproken|afspraak\w*|gekozen"
+    r"|реш\w*|договор\w*|выбр\w*"
+    r"|zdecydow\w*|decyzj\w*|ustali\w*|wybra\w*"
+    r"|виріш\w*|рішен\w*|домовил\w*|обрал\w*)\b"
+)
+# The words such a question may say besides its decision word and its time, and still name no
+# subject: "what decisions did we make?", "which calls did we take?".
+_GENERAL_WORDS = frozenset(
+    porter_stem(fold(word))
+    for word in [
+        "make",
+        "made",
+        "making",
+        "take",
+        "took",
+        "taken",
+        "reach",
+        "reached",
+        "come",
+        "came",
+        "have",
+        "had",
+        "any",
+        "all",
+        "important",
+        "main",
+        "big",
+        "key",
+        "treffen",
+        "getroffen",
+        "gefasst",
+        "prendre",
+        "pris",
+        "tomar",
+        "tomado",
+        "tomamos",
+        "prendere",
+        "preso",
+        "fazer",
+        "feito",
+        "nemen",
+        "genomen",
+        "принимали",
+        "приняли",
+        "принять",
+        "podjęli",
+        "podjelismy",
+        "podjęliśmy",
+        "ухвалили",
+        "прийняли",
+    ]
+)
+# Words that ask how things stand lately (``local_time``'s recency words), said with no period.
+_RECENT_WORDS = frozenset(
+    porter_stem(fold(word))
+    for word in [
+        "recent",
+        "recently",
+        "lately",
+        "latest",
+        "newest",
+        "now",
+        "nowadays",
+        "current",
+        "currently",
+        "so",
+        "far",
+        "kürzlich",
+        "kurzlich",
+        "neulich",
+        "zuletzt",
+        "letztens",
+        "récemment",
+        "recemment",
+        "dernièrement",
+        "dernierement",
+        "recientemente",
+        "últimamente",
+        "ultimamente",
+        "recentemente",
+        "ultimamente",
+        "onlangs",
+        "recent",
+        "laatst",
+        "недавно",
+        "последнее",
+        "время",
+        "ostatnio",
+        "нещодавно",
+        "останнім",
+    ]
+)
+
+# How a decision is stated. Verbs of choosing said by "let's", "we'll" or "we decided …"; a few
+# fixed phrases; the other languages' past tenses of deciding and agreeing.
+_STATES_DECISION = re.compile(
+    r"\blet(?:'|’)?s\s+(?:just\s+)?(?:go\s+with|use|stick\s+with|keep|switch|move\s+to|adopt|pick|choose"
+    r"|standardi[sz]e\s+on|settle\s+on|drop|stay\s+(?:on|with))\b"
+    r"|\b(?:we|i)\s+(?:(?:have|'ve|’ve)\s+)?(?:decided|agreed|chose|picked|settled|opted|went\s+with)\b"
+    r"|\b(?:decided|agreed)\s+(?:to|on|that|against)\b"
+    r"|\bwe(?:'ll|’ll|\s+will|(?:'re|’re|\s+are)\s+going\s+to)\s+(?:use|go\s+with|stick\s+with|keep|switch"
+    r"|move\s+to|adopt|stay\s+(?:on|with))\b"
+    r"|\b(?:going|go)\s+with\b|\bstick(?:ing)?\s+with\b|\bsettled\s+on\b|\bthe\s+(?:plan|decision)\s+is\b"
+    r"|\bfrom\s+now\s+on\b|\b(?:always|never)\s+use\b"
+    # German, French, Spanish, Italian, Portuguese, Dutch (accents folded)
+    r"|\b(?:entschieden|beschlossen|geeinigt|vereinbart|ab\s+jetzt|wir\s+bleiben\s+bei|wir\s+nehmen)\b"
+    r"|\b(?:(?:on\s+a|nous\s+avons|j'ai)\s+decide|convenu|on\s+part\s+sur|on\s+garde|desormais"
+    r"|a\s+partir\s+de\s+maintenant)\b"
+    r"|\b(?:decidimos|hemos\s+decidido|acordamos|vamos\s+con|nos\s+quedamos\s+con|a\s+partir\s+de\s+ahora)\b"
+    r"|\b(?:abbiamo\s+deciso|deciso\s+di|concordato|andiamo\s+con|d'ora\s+in\s+poi|da\s+ora\s+in\s+poi)\b"
+    r"|\b(?:combinamos|vamos\s+com|ficamos\s+com|a\s+partir\s+de\s+agora)\b"
+    r"|\b(?:besloten|afgesproken|we\s+gaan\s+voor|we\s+kiezen\s+voor|voortaan|vanaf\s+nu)\b"
+    # Russian, Polish, Ukrainian
+    r"|(?:решили|договорились|выбрали|остаёмся\s+на|остаемся\s+на|теперь\s+всегда)"
+    r"|(?:zdecydowalismy|zdecydowali|ustalilismy|ustalili|wybralismy|zostajemy\s+przy|od\s+teraz)"
+    r"|(?:вирішили|домовилися|обрали|залишаємося\s+на|відтепер)"
+)
+# The words of those statements, as an FTS5 query of the index (its tokenizer stems and folds
+# them as it did the units): what a question about decisions searches for its candidates, each
+# then read and kept only when it states a decision. Phrases where a word alone is common ("part",
+# "poi", "ahora"); the change words are ADR 209's.
+DECISION_CUES = " OR ".join(
+    [
+        "decided", "agreed", "chose", "picked", "opted", "settled", "decision",
+        '"go with"', '"going with"', '"went with"', '"stick with"', '"sticking with"', '"stay on"', '"stay with"',
+        '"settle on"', '"from now on"', '"plan is"', '"decision is"', '"always use"', '"never use"',
+        '"let s use"', '"let s keep"', '"let s switch"', '"let s move"', '"let s adopt"', '"let s drop"',
+        '"let s pick"', '"let s choose"', '"let s standardize"', '"let s standardise"',
+        '"we ll use"', '"we will use"', '"we ll keep"', '"we will keep"', '"going to use"',
+        *MARKED_WORDS, "changed", "reverted", "scrapped", "superseded", '"second thought"', '"scratch that"',
+        '"change of plan"',
+        "entschieden", "beschlossen", "geeinigt", "vereinbart", '"ab jetzt"', '"wir bleiben bei"', '"wir nehmen"',
+        '"a decide"', '"avons decide"', '"ai decide"', "convenu", '"on part sur"', '"on garde"', "desormais",
+        '"a partir de maintenant"', "decidimos", "decidido", "acordamos", '"vamos con"', '"nos quedamos con"',
+        '"a partir de ahora"', "deciso", "concordato", '"andiamo con"', '"in poi"', "combinamos", '"vamos com"',
+        '"ficamos com"', '"a partir de agora"', "besloten", "afgesproken", '"we gaan voor"', '"we kiezen voor"',
+        "voortaan", '"vanaf nu"',
+        "решили", "договорились", "выбрали", '"остаёмся на"', '"остаемся на"', '"теперь всегда"',
+        "zdecydowaliśmy", "zdecydowali", "ustaliliśmy", "ustalili", "wybraliśmy", '"zostajemy przy"', '"od teraz"',
+        "вирішили", "домовилися", "обрали", '"залишаємося на"', "відтепер",
+    ]
+)  # fmt: skip
+
+
+def asks_about_decisions(query: str) -> bool:
+    """Whether ``query`` asks about deciding ("what did we decide", "Was haben wir beschlossen?")."""
+    return _ASKS_DECISION.search(fold(query)) is not None
+
+
+def asks_only_about_decisions(terms: list[str], is_time_word: Callable[[str], bool]) -> bool:
+    """Whether a question about deciding names no subject: each of its ``terms`` is a decision word,
+    one of the verbs and words said with "decision", a word of recency, or a word of its period
+    (``is_time_word``). "what did we decide last week?" names none; "… about the cache?" does."""
+    for term in terms:
+        folded = fold(term)
+        if _ASKS_DECISION.fullmatch(folded) is not None:
+            continue
+        stem = porter_stem(folded)
+        if stem in _GENERAL_WORDS or stem in _RECENT_WORDS or is_time_word(term):
+            continue
+        return False
+    return True
+
+
+def states_decision(content: str) -> bool:
+    """Whether a unit states a decision (see the module doc): a user's message, or a memory the
+    model wrote with the retain tool (no role label). The agent proposes, reports what it did ("I
+    replaced the sleep with a poll" is a change, not a choice) and says the user's decisions back
+    (ADR 215); a tool's output decides nothing."""
+    if content.startswith((ASSISTANT_PREFIX, TOOL_OUTPUT_LABEL)):
+        return False
+    body = without_role_label(content)
+    return _STATES_DECISION.search(fold(body)) is not None or announces_change(body)
+
+
+def decisions_first(ordered: list[Candidate], decisions: set[int]) -> list[Candidate]:
+    """``ordered`` with the ``decisions`` (rowids of units that state one) ahead of the others,
+    each group in its order."""
+    return [c for c in ordered if c.rowid in decisions] + [c for c in ordered if c.rowid not in decisions]

@@ -1,0 +1,175 @@
+"""A question about what was decided is answered by the decisions (ADR 220), on a real SQLite store."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_decisions import asks_about_decisions, asks_only_about_decisions, states_decision
+from hindsight_hooks.backends.local_recall import period_words
+from hindsight_hooks.backends.local_text import query_terms
+from hindsight_hooks.backends.semantic import StaticEmbedder
+from hindsight_hooks.timefmt import epoch_from_iso
+from tests.backends.test_local_support import item, make
+
+ASKED_ON = "2026-12-01T12:00:00Z"  # a Tuesday: "last week" is Monday 23 to Sunday 29 November
+
+WEEK = [
+    ("2026-11-23T10:00:00Z", [("user", "Can you run the tests again?"), ("assistant", "All 214 tests pass."),
+                              ("user", "Let's go with Postgres for the orders service, not MySQL."),
+                              ("assistant", "Noted: Postgres for orders.")]),
+    ("2026-11-24T10:00:00Z", [("user", "Fix the flaky login test please."),
+                              ("assistant", "The login test waited on a fixed sleep; I replaced it with a poll.")]),
+    ("2026-11-25T10:00:00Z", [("user", "We decided the API will be versioned in the URL path, /v2/."),
+                              ("assistant", "Got it, /v2/ in the path.")]),
+    ("2026-11-26T10:00:00Z", [("user", "Rename the helper to parse_header."),
+                              ("assistant", "Renamed, three call sites updated.")]),
+    ("2026-11-27T10:00:00Z", [("user", "Bump the version in the package metadata."),
+                              ("assistant", "Bumped to 2.4.0 and regenerated the lock file.")]),
+    ("2026-11-10T10:00:00Z", [("user", "We agreed to use pnpm in the frontend."), ("assistant", "OK.")]),
+]  # fmt: skip
+POSTGRES = "user: Let's go with Postgres for the orders service, not MySQL."
+API = "user: We decided the API will be versioned in the URL path, /v2/."
+PNPM = "user: We agreed to use pnpm in the frontend."
+
+
+@functools.cache
+def _embedder() -> StaticEmbedder:
+    """One model for the module: loading it is the slow part."""
+    return StaticEmbedder()
+
+
+def sessions(backend: LocalBackend, talks: list[tuple[str, list[tuple[str, str]]]]) -> LocalBackend:
+    for n, (when, talk) in enumerate(talks):
+        said = json.dumps([{"role": role, "content": text, "timestamp": when} for role, text in talk])
+        backend.retain_batch("b", [item(said, f"s{n}", source="auto", timestamp=when)], operation_id=f"o{n}")
+    return backend
+
+
+def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
+    request = RecallRequest(query=question, query_timestamp=ASKED_ON, limit=limit)
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did we decide last week?", "what decisions did we make recently?", "what have we agreed on?",
+        "Was haben wir letzte Woche entschieden?", "Qu'est-ce qu'on a décidé la semaine dernière ?",
+        "¿Qué decidimos ayer?", "Cosa abbiamo deciso?", "O que combinamos?", "Wat hebben we besloten?",
+        "Что мы решили на прошлой неделе?", "Co ustaliliśmy?", "Що ми вирішили?",
+    ],
+)  # fmt: skip
+def test_a_question_about_deciding_with_no_subject_of_its_own(question: str) -> None:
+    terms = query_terms(question)
+    assert asks_about_decisions(question)
+    assert asks_only_about_decisions(terms, period_words(question, epoch_from_iso(ASKED_ON) or 0.0))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what did we choose for the orders service?", "what did we decide about the cache last week?",
+     "Was haben wir zum Cache entschieden?"],
+)  # fmt: skip
+def test_a_question_about_a_decision_on_a_subject_is_searched_as_before(question: str) -> None:
+    terms = query_terms(question)
+    assert asks_about_decisions(question)
+    assert not asks_only_about_decisions(terms, period_words(question, epoch_from_iso(ASKED_ON) or 0.0))
+
+
+@pytest.mark.parametrize("question", ["how do we deploy?", "what did we do last week?", "which port is it now?"])
+def test_other_questions_do_not_ask_about_deciding(question: str) -> None:
+    assert not asks_about_decisions(question)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        POSTGRES, API, PNPM, "user: From now on, always use pnpm.", "user: We'll stick with Jenkins for CI.",
+        "user: Switched the cache from Redis to Memcached.", "Decided to keep the retry count at 3.",
+        "user: Wir haben entschieden: Postgres.", "user: On a décidé de garder Redis.", "user: Decidimos usar Redis.",
+        "user: Abbiamo deciso di usare Redis.", "user: Besloten: we gebruiken Redis.", "user: Решили оставить Redis.",
+        "user: Zdecydowaliśmy się na Redis.", "user: Вирішили залишити Redis.",
+    ],
+)  # fmt: skip
+def test_a_decision_is_stated_the_ways_people_state_one(content: str) -> None:
+    assert states_decision(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "user: Let's clean up the imports before we commit.", "user: Can you help me decide which one?",
+        "user: Can you run the tests again?",
+        # the agent proposes, reports and says back; a tool's output decides nothing
+        "assistant: We decided the API goes under /v2/.", "assistant: I replaced the sleep with a poll.",
+        "toolResult: switched to branch main",
+    ],
+)  # fmt: skip
+def test_requests_reports_and_outputs_are_no_decisions(content: str) -> None:
+    assert not states_decision(content)
+
+
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_last_weeks_decisions_come_before_last_weeks_routine(tmp_path: Path, semantic: bool) -> None:
+    """Before: the week's units newest first, the Postgres decision of Monday last but one, behind
+    "Rename the helper" and "Bump the version"."""
+    backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), WEEK)
+    if semantic:
+        assert backend.wait_for_vectors(120)
+        recall(backend, "orders")  # a cold bank's vectors are read by the worker; the next recall has them
+        assert backend.wait_for_vectors(120)
+    hits = recall(backend, "what did we decide last week?")
+    assert set(hits[:2]) == {POSTGRES, API}
+    assert PNPM not in hits  # said on the 10th, not last week
+    german = recall(backend, "Was haben wir letzte Woche entschieden?")
+    assert set(german[:2]) == {POSTGRES, API}
+
+
+def test_a_question_about_recent_decisions_finds_them_without_their_word(tmp_path: Path) -> None:
+    """Before: nothing at all, "decisions" shares no stem with "decided" and no unit says "make"."""
+    backend = sessions(make(tmp_path), WEEK)
+    hits = recall(backend, "what decisions did we make recently?")
+    assert hits[:3] == [API, POSTGRES, PNPM]  # newest first
+
+
+def test_what_we_agreed_on_brings_every_decision_the_word_first(tmp_path: Path) -> None:
+    backend = sessions(make(tmp_path), WEEK)
+    hits = recall(backend, "what have we agreed on?")
+    assert hits[0] == PNPM
+    assert set(hits[1:3]) == {POSTGRES, API}
+
+
+def test_a_decision_on_a_subject_is_not_crowded_by_other_decisions(tmp_path: Path) -> None:
+    backend = sessions(make(tmp_path), WEEK)
+    hits = recall(backend, "what did we choose for the orders service?")
+    assert hits[0] == POSTGRES
+    assert PNPM not in hits and API not in hits
+
+
+def test_a_decision_in_a_busy_week_is_found_behind_its_routine(tmp_path: Path) -> None:
+    """More of the week's units than a period brings (its newest ``need``): the decision said first
+    is a candidate because it states a decision."""
+    routine = [
+        (
+            f"2026-11-2{4 + n % 5}T1{n % 10}:0{n % 6}:00Z",
+            [("user", f"Please rerun job {n}."), ("assistant", f"Job {n} ok.")],
+        )
+        for n in range(60)
+    ]
+    backend = sessions(make(tmp_path), [WEEK[0], *routine])
+    assert recall(backend, "what did we decide last week?")[0] == POSTGRES
+
+
+def test_a_forgotten_decision_is_not_brought_back(tmp_path: Path) -> None:
+    backend = sessions(make(tmp_path), WEEK)
+    hit = next(h for h in backend.recall("b", RecallRequest(query="Postgres orders", query_timestamp=ASKED_ON)).hits
+               if h.text == POSTGRES)  # fmt: skip
+    assert hit.id is not None and backend.forget_unit("b", hit.id)
+    assert POSTGRES not in recall(backend, "what did we decide last week?")
+    assert POSTGRES not in recall(backend, "what decisions did we make recently?")
