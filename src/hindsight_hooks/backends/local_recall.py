@@ -23,9 +23,9 @@ from .local_abbrev import said_counterparts, with_counterparts
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
 from .local_decisions import (
-    DECISION_CUES,
     asks_about_decisions,
     asks_only_about_decisions,
+    decision_cues,
     decisions_first,
     states_decision,
 )
@@ -187,7 +187,9 @@ class LocalRecall(LocalVectorWiring):
             decisions = asks_about_decisions(request.query) and asks_only_about_decisions(
                 terms, period_words(request.query, reference)
             )
-            decided = self._add_decisions(conn, candidates, filters, period, need) if decisions else set()
+            decided = (
+                self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
+            )
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -311,21 +313,23 @@ class LocalRecall(LocalVectorWiring):
         conn: sqlite3.Connection,
         candidates: list[Candidate],
         filters: Filters,
-        window: tuple[float, float] | None,
+        asked: tuple[str, tuple[float, float] | None],
         need: int,
     ) -> set[int]:
-        """The newest ``need`` units that state a decision (in ``window``, if given), added as
+        """The last written ``need`` units that state a decision (``asked``: in the language(s) of the
+        query, and in its period if it names one), added as
         candidates with no rank, as the units a period brings are, unless they are candidates
         already (ADR 220); returns all of their rowids."""
         where, params = filters.where()
+        query, window = asked
         when: list[str] = []
         if window is not None:
             when = [iso_from_epoch(window[0]), iso_from_epoch(window[1])]
         rows = conn.execute(
             f"SELECT {RANK_COLUMNS}, NULL, u.content FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
             f"WHERE units_fts MATCH ?{' AND u.created_at >= ? AND u.created_at < ?' if when else ''}{where} "
-            "ORDER BY u.created_at DESC LIMIT ?",
-            [f"content : ({DECISION_CUES})", *when, *params, DECISION_READ_FACTOR * need],
+            "ORDER BY f.rowid DESC LIMIT ?",  # the index's own order, newest written first: no sort of every match
+            [decision_cues(query), *when, *params, DECISION_READ_FACTOR * need],
         ).fetchall()
         have = {c.rowid for c in candidates}
         decided: set[int] = set()
