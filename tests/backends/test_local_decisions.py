@@ -105,7 +105,7 @@ def test_a_decision_is_stated_the_ways_people_state_one(content: str) -> None:
     "content",
     [
         "user: Let's clean up the imports before we commit.", "user: Can you help me decide which one?",
-        "user: Can you run the tests again?",
+        "user: Can you run the tests again?", "user: The cache hit rate dropped to 60% after the deploy.",
         # the agent proposes, reports and says back; a tool's output decides nothing
         "assistant: We decided the API goes under /v2/.", "assistant: I replaced the sleep with a poll.",
         "toolResult: switched to branch main",
@@ -173,3 +173,35 @@ def test_a_forgotten_decision_is_not_brought_back(tmp_path: Path) -> None:
     assert hit.id is not None and backend.forget_unit("b", hit.id)
     assert POSTGRES not in recall(backend, "what did we decide last week?")
     assert POSTGRES not in recall(backend, "what decisions did we make recently?")
+
+
+def _talk(when: str, prompt: str, reply: str) -> tuple[str, list[tuple[str, str]]]:
+    return when, [("user", prompt), ("assistant", reply)]
+
+
+CACHE = [
+    _talk("2026-11-02T10:00:00Z", "Let's keep Redis for the cache, no Memcached.", "OK, Redis stays."),
+    _talk("2026-11-13T10:00:00Z", "The cache hit rate dropped to 60% after the deploy, can you check the cache keys?",
+          "The cache keys now include the locale; the rate will recover."),
+    _talk("2026-11-20T10:00:00Z", "Clear the cache on staging please.", "Cleared the staging cache."),
+    _talk("2026-11-25T10:00:00Z", "Why is the cache slow?",
+          "The cache client opens a new connection per request; pooling would fix it."),
+    _talk("2026-11-27T10:00:00Z", "We decided the cache TTL stays at 15 minutes.", "Noted."),
+]  # fmt: skip
+REDIS = "user: Let's keep Redis for the cache, no Memcached."
+TTL = "user: We decided the cache TTL stays at 15 minutes."
+
+
+def test_a_decision_on_the_subject_says_the_questions_word_of_deciding(tmp_path: Path) -> None:
+    """Before: only the unit that says "decided"; "cache" alone is a word the bank says everywhere
+    (ADR 181), so "Let's keep Redis for the cache" did not pass the coverage rule."""
+    backend = sessions(make(tmp_path), CACHE)
+    hits = recall(backend, "what did we decide about the cache?", limit=5)
+    assert set(hits[:2]) == {REDIS, TTL}
+
+
+@pytest.mark.parametrize("question", ["what did we choose for the cache?", "which cache did we agree on?"])
+def test_decisions_on_the_subject_come_before_its_other_units(tmp_path: Path, question: str) -> None:
+    """Before: "The cache hit rate dropped …", "Clear the cache …" and "Why is the cache slow?" first."""
+    backend = sessions(make(tmp_path), CACHE)
+    assert set(recall(backend, question, limit=5)[:2]) == {REDIS, TTL}

@@ -12,7 +12,8 @@ of recency or a verb that goes with "decision" ("make", "take", "reach") — the
 the units that *state* a decision as candidates (in the question's period, if it names one), and
 puts those statements first, in their order. A statement of a decision is one that says it in one
 of the ways people do: "let's go with …", "we decided / agreed / chose …", "we'll stick with …",
-"from now on …", "always use …", or a change of mind (ADR 118), in the languages the store reads.
+"from now on …", "always use …", or a change of mind that names what it left (ADR 209), in the
+languages the store reads.
 
 A question with a subject ("what did we choose for the orders service?") is searched as before:
 its subject's words find the units about it, and a decision about something else is no answer.
@@ -21,12 +22,13 @@ its subject's words find the units about it, and a decision about something else
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 
+from .local_change_marks import decided_marks
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_rank import Candidate
-from .local_text import fold, porter_stem, says_other_language_words, without_role_label
-from .local_time import announces_change
+from .local_text import LIGHT_VERBS, fold, porter_stem, says_other_language_words, without_role_label
 from .local_windows import ASSISTANT_PREFIX
 
 # A question about deciding: its decision word, in the ten languages the store reads (accents folded).
@@ -140,7 +142,7 @@ _STATES_DECISION = re.compile(
     r"|\bwe(?:'ll|’ll|\s+will|(?:'re|’re|\s+are)\s+going\s+to)\s+(?:use|go\s+with|stick\s+with|keep|switch"
     r"|move\s+to|adopt|stay\s+(?:on|with))\b"
     r"|\b(?:going|go)\s+with\b|\bstick(?:ing)?\s+with\b|\bsettled\s+on\b|\bthe\s+(?:plan|decision)\s+is\b"
-    r"|\bfrom\s+now\s+on\b|\b(?:always|never)\s+use\b"
+    r"|\bfrom\s+now\s+on\b|\b(?:always|never)\s+use\b|\b(?:switched|migrated)\b"
     # German, French, Spanish, Italian, Portuguese, Dutch (accents folded)
     r"|\b(?:entschieden|beschlossen|geeinigt|vereinbart|ab\s+jetzt|wir\s+bleiben\s+bei|wir\s+nehmen)\b"
     r"|\b(?:(?:on\s+a|nous\s+avons|j'ai)\s+decide|convenu|on\s+part\s+sur|on\s+garde|desormais"
@@ -154,6 +156,20 @@ _STATES_DECISION = re.compile(
     r"|(?:zdecydowalismy|zdecydowali|ustalilismy|ustalili|wybralismy|zostajemy\s+przy|od\s+teraz)"
     r"|(?:вирішили|домовилися|обрали|залишаємося\s+на|відтепер)"
 )
+# A piece of every statement above: a text that holds none is not searched with the expression
+# (most texts; the search costs ~0.2 ms on a long one, the pieces a few µs).
+_STATEMENT_HINTS = (
+    "let's", "let’s", "lets ", "decid", "agree", "chose", "picked", "settl", "opted", "went with", "go with",
+    "going with", "stick",
+    "we'll", "we’ll", "we will", "we're going", "we’re going", "we are going", "plan is", "decision is",
+    "from now on", "always use", "never use", "switched", "migrated",
+    "entschieden", "beschlossen", "geeinigt", "vereinbart", "ab jetzt", "bleiben bei", "wir nehmen",
+    "convenu", "on part", "on garde", "desormais", "a partir de", "decidimos", "acordamos", "vamos co",
+    "quedamos", "deciso", "concordato", "andiamo", "in poi", "combinamos", "ficamos", "besloten", "afgesproken",
+    "gaan voor", "kiezen voor", "voortaan", "vanaf nu", "решили", "договорились", "выбрали", "остаёмся",
+    "остаемся", "теперь всегда", "zdecydowal", "ustalil", "wybralismy", "zostajemy", "od teraz", "вирішили",
+    "домовилися", "обрали", "залишаємося", "відтепер",
+)  # fmt: skip
 # The words of those statements, as an FTS5 query of the index (its tokenizer stems and folds
 # them as it did the units): what a question about decisions searches for its candidates, each
 # then read and kept only when it states a decision. Phrases where a word alone is common ("part",
@@ -198,19 +214,38 @@ def asks_about_decisions(query: str) -> bool:
     return _ASKS_DECISION.search(fold(query)) is not None
 
 
+def is_decision_word(term: str) -> bool:
+    """Whether a query term is a word of deciding ("decide", "agreed", "entschieden")."""
+    return _ASKS_DECISION.fullmatch(fold(term)) is not None
+
+
 def asks_only_about_decisions(terms: list[str], is_time_word: Callable[[str], bool]) -> bool:
     """Whether a question about deciding names no subject: each of its ``terms`` is a decision word,
     one of the verbs and words said with "decision", a word of recency, or a word of its period
     (``is_time_word``). "what did we decide last week?" names none; "… about the cache?" does."""
     for term in terms:
-        folded = fold(term)
-        if _ASKS_DECISION.fullmatch(folded) is not None:
+        if is_decision_word(term):
             continue
-        stem = porter_stem(folded)
+        stem = porter_stem(fold(term))
         if stem in _GENERAL_WORDS or stem in _RECENT_WORDS or is_time_word(term):
             continue
         return False
     return True
+
+
+def says_decision(text: str, *, changes: bool = True) -> bool:
+    """Whether a text (a message without its role label) says a decision the ways ``states_decision``
+    reads, whoever said it; ``changes=False``: only in the words of deciding, not as a change of
+    mind (whose reading costs more, for a check run on every candidate)."""
+    folded = fold(text)
+    if any(hint in folded for hint in _STATEMENT_HINTS) and _STATES_DECISION.search(folded) is not None:
+        return True
+    if not changes:
+        return False
+    # A change of mind is a decision when it names what it left ("switched from Redis", "instead of
+    # Jenkins", "Redis is out", ADR 209): "the hit rate dropped to 60%" announces a change of no one's.
+    left, gone = decided_marks(text)
+    return bool(left or gone)
 
 
 def states_decision(content: str) -> bool:
@@ -220,8 +255,37 @@ def states_decision(content: str) -> bool:
     (ADR 215); a tool's output decides nothing."""
     if content.startswith((ASSISTANT_PREFIX, TOOL_OUTPUT_LABEL)):
         return False
-    body = without_role_label(content)
-    return _STATES_DECISION.search(fold(body)) is not None or announces_change(body)
+    return says_decision(without_role_label(content))
+
+
+def subject_words(terms: list[str], is_time_word: Callable[[str], bool]) -> list[str]:
+    """The terms of a question about deciding that name what it is about: not its words of deciding,
+    the verbs said with them ("use", "make"), words of recency, or words of its period."""
+    return [
+        term
+        for term in terms
+        if not is_decision_word(term)
+        and (stem := porter_stem(fold(term))) not in _GENERAL_WORDS
+        and stem not in LIGHT_VERBS
+        and stem not in _RECENT_WORDS
+        and not is_time_word(term)
+    ]
+
+
+def decisions_about_first(
+    ordered: Iterable[Candidate], subject: Sequence[frozenset[str]], lookahead: int
+) -> Iterator[Candidate]:
+    """``ordered`` with the units among its first ``lookahead`` that state a decision and say every
+    word of the question's ``subject`` (each a term's stems; ``cand.matched`` is set by the coverage
+    rule) ahead of the others, each group in its order; the rest after them as they come. "what did
+    we choose for the cache?" then opens with "Let's keep Redis for the cache", not "Clear the cache"."""
+    pulled = iter(ordered)
+    head = list(islice(pulled, lookahead))
+    about = [c for c in head if all(key <= c.matched for key in subject) and states_decision(c.content)]
+    chosen = {cand.rowid for cand in about}
+    yield from about
+    yield from (cand for cand in head if cand.rowid not in chosen)
+    yield from pulled
 
 
 def decisions_first(ordered: list[Candidate], decisions: set[int]) -> list[Candidate]:

@@ -26,8 +26,12 @@ from .local_decisions import (
     asks_about_decisions,
     asks_only_about_decisions,
     decision_cues,
+    decisions_about_first,
     decisions_first,
+    is_decision_word,
+    says_decision,
     states_decision,
+    subject_words,
 )
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
@@ -184,9 +188,9 @@ class LocalRecall(LocalVectorWiring):
                 self.last_search_mode += "+dense"
             # A question about what was decided, of no subject of its own (ADR 220): the decisions
             # stated are candidates, in its period if it names one, and go first.
-            decisions = asks_about_decisions(request.query) and asks_only_about_decisions(
-                terms, period_words(request.query, reference)
-            )
+            about_decisions = asks_about_decisions(request.query)
+            of_the_period = period_words(request.query, reference)
+            decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
             decided = (
                 self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
             )
@@ -206,12 +210,25 @@ class LocalRecall(LocalVectorWiring):
             stands_for = [(frozenset(term_key(alt)), frozenset(term_key(word))) for alt, word in alternates.items()]
             finder = StemFinder(frozenset(stem for key in [*keys, *(alt for alt, _ in stands_for)] for stem in key))
 
+            # A question about what was decided on a subject (ADR 220): a unit that states a decision
+            # says the question's word of deciding, and such units about the subject go first.
+            deciding = (
+                frozenset(
+                    stem for key, term in zip(keys, covered, strict=True) if is_decision_word(term) for stem in key
+                )
+                if about_decisions and not decisions
+                else frozenset()
+            )
+            subject = term_keys(subject_words(covered, of_the_period)) if about_decisions and not decisions else []
+
             def found(text: str) -> frozenset[str]:
                 """The terms' stems ``text`` says; a unit that says a word's other form says the word."""
                 matched = finder.found(text)
                 for alt, word in stands_for:
                     if alt <= matched:
                         matched |= word
+                if deciding and matched and not deciding <= matched and says_decision(text, changes=False):
+                    matched |= deciding
                 return matched
 
             near = self._semantic.floor if hybrid and self._semantic is not None else None  # the dense floor
@@ -232,8 +249,11 @@ class LocalRecall(LocalVectorWiring):
             asked = question_stems(terms)
             answers = restatements_last(shown, asked) if asks_beyond_itself(request.query) else shown
             # An acknowledgement is shown as the user's statement it says back (ADR 215).
+            relevant = light_last(covered_in_order(answers, keys, common, found, near), keys, near)
+            if subject:
+                relevant = decisions_about_first(relevant, subject, 3 * limit)
             stated = as_their_statements(
-                light_last(covered_in_order(answers, keys, common, found, near), keys, near),
+                relevant,
                 partial(self._acknowledged, conn, filters),
                 limit + 1,  # the budget cut pulls one past its limit
             )
