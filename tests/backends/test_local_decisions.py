@@ -7,12 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_decisions import asks_about_decisions, asks_only_about_decisions, states_decision
+from hindsight_hooks.backends.local_decisions import (
+    _STATES_DECISION,
+    asks_about_decisions,
+    asks_only_about_decisions,
+    says_decision,
+    states_decision,
+)
 from hindsight_hooks.backends.local_recall import period_words
-from hindsight_hooks.backends.local_text import query_terms
+from hindsight_hooks.backends.local_text import fold, query_terms
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from hindsight_hooks.timefmt import epoch_from_iso
 from tests.backends.test_local_support import item, make
@@ -205,3 +213,28 @@ def test_decisions_on_the_subject_come_before_its_other_units(tmp_path: Path, qu
     """Before: "The cache hit rate dropped …", "Clear the cache …" and "Why is the cache slow?" first."""
     backend = sessions(make(tmp_path), CACHE)
     assert set(recall(backend, question, limit=5)[:2]) == {REDIS, TTL}
+
+
+_PHRASE_WORDS = st.sampled_from(
+    [
+        "let's", "let’s", "lets", "Let", "us", "go", "with", "use", "we", "We'll", "we’ll", "will", "are", "going",
+        "to", "decided", "agreed", "chose", "picked", "settled", "opted", "went", "stick", "sticking", "stay", "on",
+        "the", "plan", "decision", "is", "from", "now", "always", "never", "switched", "migrated", "I", "have",
+        "'ve", "that", "against", "keep", "adopt", "standardize", "wir", "haben", "entschieden", "ab", "jetzt",
+        "bleiben", "bei", "nehmen", "on", "a", "décidé", "nous", "avons", "part", "sur", "garde", "désormais",
+        "partir", "de", "maintenant", "hemos", "decidido", "decidimos", "vamos", "con", "nos", "quedamos",
+        "ahora", "abbiamo", "deciso", "di", "d'ora", "in", "poi", "da", "ora", "combinamos", "com", "ficamos",
+        "agora", "besloten", "gaan", "voor", "kiezen", "voortaan", "vanaf", "nu", "решили", "остаёмся", "на",
+        "теперь", "всегда", "zdecydowaliśmy", "ustaliliśmy", "wybraliśmy", "zostajemy", "przy", "od", "teraz",
+        "вирішили", "залишаємося", "відтепер", "Redis", "cache", "delete", "complete",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(_PHRASE_WORDS, min_size=0, max_size=8))
+def test_the_hints_never_change_what_says_decision_reads(words: list[str]) -> None:
+    """The substring check before the expression is only a shortcut: a text the expression reads
+    as a decision always holds one of the pieces."""
+    text = " ".join(words)
+    assert says_decision(text, changes=False) == (_STATES_DECISION.search(fold(text)) is not None)
