@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from hindsight_hooks.backends.local_decisions import (
 )
 from hindsight_hooks.backends.local_recall import period_words
 from hindsight_hooks.backends.local_text import fold, query_terms
+from hindsight_hooks.backends.local_time import time_window
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from hindsight_hooks.timefmt import epoch_from_iso
 from tests.backends.test_local_support import item, make
@@ -64,6 +66,11 @@ def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
     return [hit.text for hit in backend.recall("b", request).hits]
 
 
+def _period_words(question: str) -> Callable[[str], bool]:
+    reference = epoch_from_iso(ASKED_ON) or 0.0
+    return period_words(question, reference, time_window(question, reference))
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -76,7 +83,7 @@ def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
 def test_a_question_about_deciding_with_no_subject_of_its_own(question: str) -> None:
     terms = query_terms(question)
     assert asks_about_decisions(question)
-    assert asks_only_about_decisions(terms, period_words(question, epoch_from_iso(ASKED_ON) or 0.0))
+    assert asks_only_about_decisions(terms, _period_words(question))
 
 
 @pytest.mark.parametrize(
@@ -87,7 +94,7 @@ def test_a_question_about_deciding_with_no_subject_of_its_own(question: str) -> 
 def test_a_question_about_a_decision_on_a_subject_is_searched_as_before(question: str) -> None:
     terms = query_terms(question)
     assert asks_about_decisions(question)
-    assert not asks_only_about_decisions(terms, period_words(question, epoch_from_iso(ASKED_ON) or 0.0))
+    assert not asks_only_about_decisions(terms, _period_words(question))
 
 
 @pytest.mark.parametrize("question", ["how do we deploy?", "what did we do last week?", "which port is it now?"])

@@ -15,8 +15,11 @@ of the ways people do: "let's go with …", "we decided / agreed / chose …", "
 "from now on …", "always use …", or a change of mind that names what it left (ADR 209), in the
 languages the store reads.
 
-A question with a subject ("what did we choose for the orders service?") is searched as before:
-its subject's words find the units about it, and a decision about something else is no answer.
+A question with a subject ("what did we choose for the cache?") is searched by its words: a
+decision about something else is no answer to it. But a unit that states a decision says the
+question's word of deciding ("Let's keep Redis for the cache" is about deciding, though it does
+not say "decide"), and the units that state a decision and say every word of the subject go
+before the subject's other units ("Clear the cache on staging").
 """
 
 from __future__ import annotations
@@ -46,91 +49,21 @@ _ASKS_DECISION = re.compile(
 )
 # The words such a question may say besides its decision word and its time, and still name no
 # subject: "what decisions did we make?", "which calls did we take?".
-_GENERAL_WORDS = frozenset(
-    porter_stem(fold(word))
-    for word in [
-        "make",
-        "made",
-        "making",
-        "take",
-        "took",
-        "taken",
-        "reach",
-        "reached",
-        "come",
-        "came",
-        "have",
-        "had",
-        "any",
-        "all",
-        "important",
-        "main",
-        "big",
-        "key",
-        "treffen",
-        "getroffen",
-        "gefasst",
-        "prendre",
-        "pris",
-        "tomar",
-        "tomado",
-        "tomamos",
-        "prendere",
-        "preso",
-        "fazer",
-        "feito",
-        "nemen",
-        "genomen",
-        "принимали",
-        "приняли",
-        "принять",
-        "podjęli",
-        "podjelismy",
-        "podjęliśmy",
-        "ухвалили",
-        "прийняли",
-    ]
-)
+_GENERAL_WORDS_SAID = (
+    "make", "made", "making", "take", "took", "taken", "reach", "reached", "come", "came", "have", "had", "any",
+    "all", "important", "main", "big", "key", "treffen", "getroffen", "gefasst", "prendre", "pris", "tomar",
+    "tomado", "tomamos", "prendere", "preso", "fazer", "feito", "nemen", "genomen", "принимали", "приняли",
+    "принять", "podjęli", "podjelismy", "podjęliśmy", "ухвалили", "прийняли",
+)  # fmt: skip
+_GENERAL_WORDS = frozenset(porter_stem(fold(word)) for word in _GENERAL_WORDS_SAID)
 # Words that ask how things stand lately (``local_time``'s recency words), said with no period.
-_RECENT_WORDS = frozenset(
-    porter_stem(fold(word))
-    for word in [
-        "recent",
-        "recently",
-        "lately",
-        "latest",
-        "newest",
-        "now",
-        "nowadays",
-        "current",
-        "currently",
-        "so",
-        "far",
-        "kürzlich",
-        "kurzlich",
-        "neulich",
-        "zuletzt",
-        "letztens",
-        "récemment",
-        "recemment",
-        "dernièrement",
-        "dernierement",
-        "recientemente",
-        "últimamente",
-        "ultimamente",
-        "recentemente",
-        "ultimamente",
-        "onlangs",
-        "recent",
-        "laatst",
-        "недавно",
-        "последнее",
-        "время",
-        "ostatnio",
-        "нещодавно",
-        "останнім",
-    ]
-)
+_RECENT_WORDS_SAID = (
+    "recent", "recently", "lately", "latest", "newest", "now", "nowadays", "current", "currently", "so", "far",
+    "kürzlich", "kurzlich", "neulich", "zuletzt", "letztens", "récemment", "recemment", "dernièrement",
+    "dernierement", "recientemente", "últimamente", "ultimamente", "recentemente", "ultimamente", "onlangs",
+    "recent", "laatst", "недавно", "последнее", "время", "ostatnio", "нещодавно", "останнім",
+)  # fmt: skip
+_RECENT_WORDS = frozenset(porter_stem(fold(word)) for word in _RECENT_WORDS_SAID)
 
 # How a decision is stated. Verbs of choosing said by "let's", "we'll" or "we decided …"; a few
 # fixed phrases; the other languages' past tenses of deciding and agreeing.

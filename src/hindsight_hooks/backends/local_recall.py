@@ -88,15 +88,15 @@ def answered_terms(cand: Candidate) -> str:
     return neighbour_of(cand.context) if cand.content.startswith(USER_PREFIX) else ""
 
 
-# A question about decisions reads this many times its candidate count of the newest units that
-# say a decision's words, and keeps those that state one.
+# A question about decisions reads this many times its candidate count of the units last written
+# that say a decision's words, and keeps those that state one.
 DECISION_READ_FACTOR = 4
 
 
-def period_words(query: str, reference: float) -> Callable[[str], bool]:
-    """Which words of ``query`` are words of the period it names: without the word, the query names
-    another period or none ("last" and "week" of "what did we decide last week?", not "cache")."""
-    named = time_window(query, reference)
+def period_words(query: str, reference: float, named: tuple[float, float] | None) -> Callable[[str], bool]:
+    """Which words of ``query`` are words of the period it names (``named``, its ``time_window``):
+    without the word, the query names another period or none ("last" and "week" of "what did we
+    decide last week?", not "cache")."""
 
     def is_time_word(term: str) -> bool:
         if named is None:
@@ -189,7 +189,7 @@ class LocalRecall(LocalVectorWiring):
             # A question about what was decided, of no subject of its own (ADR 220): the decisions
             # stated are candidates, in its period if it names one, and go first.
             about_decisions = asks_about_decisions(request.query)
-            of_the_period = period_words(request.query, reference)
+            of_the_period = period_words(request.query, reference, period)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
             decided = (
                 self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
@@ -305,8 +305,8 @@ class LocalRecall(LocalVectorWiring):
 
     def _answers(self, conn: sqlite3.Connection, filters: Filters, questions: list[Candidate]) -> dict[int, Candidate]:
         """Of ``questions``, those whose document's next message ``answers`` them (ADR 219: the other
-        side's short reply, in few words of its own), each with that reply (read with its details; it must pass the
-        recall's filters), by the question's rowid. One statement for a batch of questions."""
+        side's short reply, in few words of its own), each with that reply (read with its details;
+        it must pass the recall's filters), by the question's rowid. One statement for a batch."""
         where, params = filters.where()
         places = orjson.dumps([[c.document_id, c.seq + 1] for c in questions]).decode("utf-8")
         rows = conn.execute(
@@ -336,8 +336,8 @@ class LocalRecall(LocalVectorWiring):
         asked: tuple[str, tuple[float, float] | None],
         need: int,
     ) -> set[int]:
-        """The last written ``need`` units that state a decision (``asked``: in the language(s) of the
-        query, and in its period if it names one), added as
+        """The last written ``need`` units that state a decision (``asked``: the query, whose
+        language(s) the words are searched in, and its period, if it names one), added as
         candidates with no rank, as the units a period brings are, unless they are candidates
         already (ADR 220); returns all of their rowids."""
         where, params = filters.where()
