@@ -281,52 +281,67 @@ class LocalRecall(LocalVectorWiring):
         """Of ``replies``, those that acknowledge the user's message just before them in their
         document (ADR 215), each with that message (read with its details; it must pass the
         recall's filters), by the reply's rowid. One statement, and one more only when one does."""
-        where, params = filters.where()
-        places = orjson.dumps([[c.document_id, c.seq - 1] for c in replies]).decode("utf-8")
         # Only a user's message short enough to stand for a reply is read into Python (not a pasted log).
-        rows = conn.execute(
-            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
-            "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
-            "AND u.seq = json_extract(j.value, '$[1]') "
-            f"WHERE substr(u.content, 1, ?) = ? AND length(u.content) <= ?{where}",
-            [places, len(USER_PREFIX), USER_PREFIX, STATEMENT_MAX_CHARS, *params],
-        ).fetchall()
-        before = {(str(row[-2]), int(row[-1])): row for row in rows}
-        said: dict[int, Candidate] = {}
+        before = self._neighbours(
+            conn,
+            filters,
+            [(c.document_id, c.seq - 1) for c in replies],
+            (
+                " AND substr(u.content, 1, ?) = ? AND length(u.content) <= ?",
+                [len(USER_PREFIX), USER_PREFIX, STATEMENT_MAX_CHARS],
+            ),
+        )
+        said = {}
         for reply in replies:
             row = before.get((reply.document_id, reply.seq - 1))
             if row is not None and acknowledges(reply.content, str(row[-3])):
-                said[reply.rowid] = ranked_candidate((*row[:K_RANK], 0.0))
-                said[reply.rowid].rank = None
-        if said:
-            shown = {c.rowid: c for c in detailed(conn, list(said.values()), len(said))}
-            said = {rowid: shown[c.rowid] for rowid, c in said.items() if c.rowid in shown}
-        return said
+                said[reply.rowid] = row
+        return self._neighbour_candidates(conn, said)
 
     def _answers(self, conn: sqlite3.Connection, filters: Filters, questions: list[Candidate]) -> dict[int, Candidate]:
         """Of ``questions``, those whose document's next message ``answers`` them (ADR 219: the other
         side's short reply, in few words of its own), each with that reply (read with its details;
         it must pass the recall's filters), by the question's rowid. One statement for a batch."""
-        where, params = filters.where()
-        places = orjson.dumps([[c.document_id, c.seq + 1] for c in questions]).decode("utf-8")
-        rows = conn.execute(
-            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
-            "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
-            "AND u.seq = json_extract(j.value, '$[1]') "
-            f"WHERE length(u.content) <= ?{where}",
-            [places, len(ASSISTANT_PREFIX) + ANSWER_MAX_CHARS, *params],
-        ).fetchall()
-        after = {(str(row[-2]), int(row[-1])): row for row in rows}
-        replies: dict[int, Candidate] = {}
+        after = self._neighbours(
+            conn,
+            filters,
+            [(c.document_id, c.seq + 1) for c in questions],
+            (" AND length(u.content) <= ?", [len(ASSISTANT_PREFIX) + ANSWER_MAX_CHARS]),
+        )
+        replies = {}
         for question in questions:
             row = after.get((question.document_id, question.seq + 1))
             if row is not None and answers(question.content, str(row[-3])):
-                replies[question.rowid] = ranked_candidate((*row[:K_RANK], 0.0))
-                replies[question.rowid].rank = None
-        if replies:
-            shown = {c.rowid: c for c in detailed(conn, list(replies.values()), len(replies))}
-            replies = {rowid: shown[c.rowid] for rowid, c in replies.items() if c.rowid in shown}
-        return replies
+                replies[question.rowid] = row
+        return self._neighbour_candidates(conn, replies)
+
+    @staticmethod
+    def _neighbours(
+        conn: sqlite3.Connection, filters: Filters, places: list[tuple[str, int]], narrower: tuple[str, list[Any]]
+    ) -> dict[tuple[str, int], tuple[Any, ...]]:
+        """The units at ``places`` (document, seq) that pass the recall's filters and the ``narrower``
+        condition (SQL and its parameters), each row by its place: its rank columns, then its
+        content, document and seq. One statement through ``json_each`` and the document index."""
+        where, params = filters.where()
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM json_each(?) AS j "
+            "CROSS JOIN units AS u ON u.document_id = json_extract(j.value, '$[0]') "
+            f"AND u.seq = json_extract(j.value, '$[1]') WHERE 1{narrower[0]}{where}",
+            [orjson.dumps(places).decode("utf-8"), *narrower[1], *params],
+        ).fetchall()
+        return {(str(row[-2]), int(row[-1])): row for row in rows}
+
+    @staticmethod
+    def _neighbour_candidates(conn: sqlite3.Connection, rows: dict[int, tuple[Any, ...]]) -> dict[int, Candidate]:
+        """Each of ``_neighbours``' rows as a candidate with its details and no rank, by the rowid of
+        the unit it stands beside; a unit gone since (cannot happen in one snapshot) is left out."""
+        if not rows:
+            return {}
+        found = {rowid: ranked_candidate((*row[:K_RANK], 0.0)) for rowid, row in rows.items()}
+        for cand in found.values():
+            cand.rank = None
+        shown = {c.rowid: c for c in detailed(conn, list(found.values()), len(found))}
+        return {rowid: shown[c.rowid] for rowid, c in found.items() if c.rowid in shown}
 
     def _add_decisions(
         self,
