@@ -15,7 +15,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_answers import ANSWER_MAX_CHARS, answers, asks, with_their_answers
 from hindsight_hooks.backends.local_rank import Candidate
 from hindsight_hooks.backends.semantic import StaticEmbedder
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import item, make, with_vectors_in_memory
 
 ASKED_ON = "2026-11-29T12:00:00Z"
 
@@ -99,9 +99,7 @@ def test_a_proposal_is_shown_with_the_users_answer(tmp_path: Path, semantic: boo
     for now", which says neither word of the question."""
     backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), LINT, RUNNER, PORT)
     if semantic:
-        assert backend.wait_for_vectors(120)
-        recall(backend, "biome")  # a cold bank's vectors are read by the worker; the next recall has them
-        assert backend.wait_for_vectors(120)
+        with_vectors_in_memory(backend, "biome")
     hits = recall(backend, "what did we decide about biome?", limit=4)
     assert not semantic or "dense" in backend.last_search_mode
     proposal = hits.index("assistant: We could replace eslint with biome. Shall I switch?")

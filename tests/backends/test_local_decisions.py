@@ -25,7 +25,7 @@ from hindsight_hooks.backends.local_text import fold, query_terms
 from hindsight_hooks.backends.local_time import time_window
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from hindsight_hooks.timefmt import epoch_from_iso
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import item, make, with_vectors_in_memory
 
 ASKED_ON = "2026-12-01T12:00:00Z"  # a Tuesday: "last week" is Monday 23 to Sunday 29 November
 
@@ -136,9 +136,7 @@ def test_last_weeks_decisions_come_before_last_weeks_routine(tmp_path: Path, sem
     "Rename the helper" and "Bump the version"."""
     backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), WEEK)
     if semantic:
-        assert backend.wait_for_vectors(120)
-        recall(backend, "orders")  # a cold bank's vectors are read by the worker; the next recall has them
-        assert backend.wait_for_vectors(120)
+        with_vectors_in_memory(backend, "orders")
     hits = recall(backend, "what did we decide last week?")
     assert set(hits[:2]) == {POSTGRES, API}
     assert PNPM not in hits  # said on the 10th, not last week

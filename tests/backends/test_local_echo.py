@@ -15,7 +15,7 @@ from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_echo import ACK_STEMS, acknowledges, said_of_its_own
 from hindsight_hooks.backends.local_time import content_stems
 from hindsight_hooks.backends.semantic import StaticEmbedder
-from tests.backends.test_local_support import item, make
+from tests.backends.test_local_support import item, make, with_vectors_in_memory
 
 ASKED_ON = "2026-11-29T12:00:00Z"
 
@@ -97,9 +97,7 @@ def test_the_block_shows_each_statement_once_in_the_users_words(tmp_path: Path, 
     With the ``[semantic]`` extra the rule runs after the fusion, the same."""
     backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), *YEAR)
     if semantic:
-        assert backend.wait_for_vectors(120)
-        recall(backend, "deploy")  # a cold bank's vectors are read by the worker; the next recall has them
-        assert backend.wait_for_vectors(120)
+        with_vectors_in_memory(backend, "deploy")
     hits = recall(backend, "how do we deploy to staging?", limit=8)
     assert not semantic or "dense" in backend.last_search_mode
     assert "user: Deploys go to Fly.io through the GitHub Actions workflow deploy.yml." in hits

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_hooks.backends.base import BackendError
+from hindsight_hooks.backends.base import BackendError, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -58,6 +58,16 @@ def messages_json(*pairs: tuple[str, Any]) -> str:
 
 def make(tmp_path: Path, clock: Clock | None = None, **kw: Any) -> LocalBackend:
     return LocalBackend(tmp_path / "memory.db", clock=clock or Clock(), **kw)
+
+
+def with_vectors_in_memory(backend: LocalBackend, word: str) -> LocalBackend:
+    """``backend`` (made with a ``semantic`` model) once every unit has its vector and the bank's
+    matrix is in memory: a cold bank's vectors are read by the worker that a first recall (of
+    ``word``) starts, and the next recall has them."""
+    assert backend.wait_for_vectors(120)
+    backend.recall("b", RecallRequest(query=word))
+    assert backend.wait_for_vectors(120)
+    return backend
 
 
 def bank_of(tmp_path: Path, texts: list[str]) -> LocalBackend:
