@@ -501,7 +501,11 @@ def main() -> None:
     parser.add_argument("--skip-context", action="store_true", help="run parts 2 and 3 only")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--budget", choices=["low", "mid", "high"], help="recall.budget in the project config")
-    parser.add_argument("--profile", action="store_true", help="cProfile 100 context calls and the long agent_end runs")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile 100 context calls and the long agent_end runs (HH_PROFILE_SORT=tottime: by own time)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the tmp folder")
     parser.add_argument("--no-semantic", action="store_true", help="[local] semantic = off (lexical, as before)")
     args = parser.parse_args()
