@@ -219,9 +219,3 @@ def decisions_about_first(
     yield from about
     yield from (cand for cand in head if cand.rowid not in chosen)
     yield from pulled
-
-
-def decisions_first(ordered: list[Candidate], decisions: set[int]) -> list[Candidate]:
-    """``ordered`` with the ``decisions`` (rowids of units that state one) ahead of the others,
-    each group in its order."""
-    return [c for c in ordered if c.rowid in decisions] + [c for c in ordered if c.rowid not in decisions]

@@ -188,6 +188,12 @@ def light_last(
     yield from held
 
 
+def these_first(ordered: list[Candidate], first: set[int]) -> list[Candidate]:
+    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others, each group
+    in its order (the decisions of ADR 220, the sessions' first requests of ADR 221)."""
+    return [c for c in ordered if c.rowid in first] + [c for c in ordered if c.rowid not in first]
+
+
 def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:
     """Candidates in order, skipping any that shows the same text as a better-placed one (ADR 055).
 
