@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,12 +18,15 @@ from hindsight_hooks.backends.local_decisions import (
     says_decision,
     states_decision,
 )
-from hindsight_hooks.backends.local_recall import period_words
 from hindsight_hooks.backends.local_text import fold, query_terms
-from hindsight_hooks.backends.local_time import time_window
 from hindsight_hooks.backends.semantic import StaticEmbedder
-from hindsight_hooks.timefmt import epoch_from_iso
-from tests.backends.test_local_support import item, make, with_vectors_in_memory
+from tests.backends.test_local_support import (
+    make,
+    retain_talks,
+    texts_recalled,
+    with_vectors_in_memory,
+    words_of_the_period,
+)
 
 ASKED_ON = "2026-12-01T12:00:00Z"  # a Tuesday: "last week" is Monday 23 to Sunday 29 November
 
@@ -54,21 +55,8 @@ def _embedder() -> StaticEmbedder:
     return StaticEmbedder()
 
 
-def sessions(backend: LocalBackend, talks: list[tuple[str, list[tuple[str, str]]]]) -> LocalBackend:
-    for n, (when, talk) in enumerate(talks):
-        said = json.dumps([{"role": role, "content": text, "timestamp": when} for role, text in talk])
-        backend.retain_batch("b", [item(said, f"s{n}", source="auto", timestamp=when)], operation_id=f"o{n}")
-    return backend
-
-
 def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
-    request = RecallRequest(query=question, query_timestamp=ASKED_ON, limit=limit)
-    return [hit.text for hit in backend.recall("b", request).hits]
-
-
-def _period_words(question: str) -> Callable[[str], bool]:
-    reference = epoch_from_iso(ASKED_ON) or 0.0
-    return period_words(question, reference, time_window(question, reference))
+    return texts_recalled(backend, question, ASKED_ON, limit)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +71,7 @@ def _period_words(question: str) -> Callable[[str], bool]:
 def test_a_question_about_deciding_with_no_subject_of_its_own(question: str) -> None:
     terms = query_terms(question)
     assert asks_about_decisions(question)
-    assert asks_only_about_decisions(terms, _period_words(question))
+    assert asks_only_about_decisions(terms, words_of_the_period(question, ASKED_ON))
 
 
 @pytest.mark.parametrize(
@@ -94,7 +82,7 @@ def test_a_question_about_deciding_with_no_subject_of_its_own(question: str) -> 
 def test_a_question_about_a_decision_on_a_subject_is_searched_as_before(question: str) -> None:
     terms = query_terms(question)
     assert asks_about_decisions(question)
-    assert not asks_only_about_decisions(terms, _period_words(question))
+    assert not asks_only_about_decisions(terms, words_of_the_period(question, ASKED_ON))
 
 
 @pytest.mark.parametrize("question", ["how do we deploy?", "what did we do last week?", "which port is it now?"])
@@ -134,7 +122,7 @@ def test_requests_reports_and_outputs_are_no_decisions(content: str) -> None:
 def test_last_weeks_decisions_come_before_last_weeks_routine(tmp_path: Path, semantic: bool) -> None:
     """Before: the week's units newest first, the Postgres decision of Monday last but one, behind
     "Rename the helper" and "Bump the version"."""
-    backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), WEEK)
+    backend = retain_talks(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), WEEK)
     if semantic:
         with_vectors_in_memory(backend, "orders")
     hits = recall(backend, "what did we decide last week?")
@@ -146,20 +134,20 @@ def test_last_weeks_decisions_come_before_last_weeks_routine(tmp_path: Path, sem
 
 def test_a_question_about_recent_decisions_finds_them_without_their_word(tmp_path: Path) -> None:
     """Before: nothing at all, "decisions" shares no stem with "decided" and no unit says "make"."""
-    backend = sessions(make(tmp_path), WEEK)
+    backend = retain_talks(make(tmp_path), WEEK)
     hits = recall(backend, "what decisions did we make recently?")
     assert hits[:3] == [API, POSTGRES, PNPM]  # newest first
 
 
 def test_what_we_agreed_on_brings_every_decision_the_word_first(tmp_path: Path) -> None:
-    backend = sessions(make(tmp_path), WEEK)
+    backend = retain_talks(make(tmp_path), WEEK)
     hits = recall(backend, "what have we agreed on?")
     assert hits[0] == PNPM
     assert set(hits[1:3]) == {POSTGRES, API}
 
 
 def test_a_decision_on_a_subject_is_not_crowded_by_other_decisions(tmp_path: Path) -> None:
-    backend = sessions(make(tmp_path), WEEK)
+    backend = retain_talks(make(tmp_path), WEEK)
     hits = recall(backend, "what did we choose for the orders service?")
     assert hits[0] == POSTGRES
     assert PNPM not in hits and API not in hits
@@ -175,12 +163,12 @@ def test_a_decision_in_a_busy_week_is_found_behind_its_routine(tmp_path: Path) -
         )
         for n in range(60)
     ]
-    backend = sessions(make(tmp_path), [WEEK[0], *routine])
+    backend = retain_talks(make(tmp_path), [WEEK[0], *routine])
     assert recall(backend, "what did we decide last week?")[0] == POSTGRES
 
 
 def test_a_forgotten_decision_is_not_brought_back(tmp_path: Path) -> None:
-    backend = sessions(make(tmp_path), WEEK)
+    backend = retain_talks(make(tmp_path), WEEK)
     hit = next(h for h in backend.recall("b", RecallRequest(query="Postgres orders", query_timestamp=ASKED_ON)).hits
                if h.text == POSTGRES)  # fmt: skip
     assert hit.id is not None and backend.forget_unit("b", hit.id)
@@ -208,7 +196,7 @@ TTL = "user: We decided the cache TTL stays at 15 minutes."
 def test_a_decision_on_the_subject_says_the_questions_word_of_deciding(tmp_path: Path) -> None:
     """Before: only the unit that says "decided"; "cache" alone is a word the bank says everywhere
     (ADR 181), so "Let's keep Redis for the cache" did not pass the coverage rule."""
-    backend = sessions(make(tmp_path), CACHE)
+    backend = retain_talks(make(tmp_path), CACHE)
     hits = recall(backend, "what did we decide about the cache?", limit=5)
     assert set(hits[:2]) == {REDIS, TTL}
 
@@ -216,7 +204,7 @@ def test_a_decision_on_the_subject_says_the_questions_word_of_deciding(tmp_path:
 @pytest.mark.parametrize("question", ["what did we choose for the cache?", "which cache did we agree on?"])
 def test_decisions_on_the_subject_come_before_its_other_units(tmp_path: Path, question: str) -> None:
     """Before: "The cache hit rate dropped …", "Clear the cache …" and "Why is the cache slow?" first."""
-    backend = sessions(make(tmp_path), CACHE)
+    backend = retain_talks(make(tmp_path), CACHE)
     assert set(recall(backend, question, limit=5)[:2]) == {REDIS, TTL}
 
 

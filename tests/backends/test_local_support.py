@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ import pytest
 
 from hindsight_hooks.backends.base import BackendError, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_recall import period_words
+from hindsight_hooks.backends.local_time import time_window
+from hindsight_hooks.timefmt import epoch_from_iso
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 T0_ISO = "2023-11-14T22:13:20.000Z"
@@ -58,6 +62,30 @@ def messages_json(*pairs: tuple[str, Any]) -> str:
 
 def make(tmp_path: Path, clock: Clock | None = None, **kw: Any) -> LocalBackend:
     return LocalBackend(tmp_path / "memory.db", clock=clock or Clock(), **kw)
+
+
+def retain_talks(backend: LocalBackend, talks: list[tuple[str, list[tuple[str, str]]]]) -> LocalBackend:
+    """Each talk ``(when, [(role, text), ...])`` retained in bank ``b`` as a session of its own, as
+    auto-retain stores one, its messages said a second apart from ``when`` (ISO)."""
+    for n, (when, talk) in enumerate(talks):
+        start = epoch_from_iso(when) or 0.0
+        said = json.dumps(
+            [{"role": role, "content": text, "timestamp": (start + k) * 1000} for k, (role, text) in enumerate(talk)]
+        )
+        backend.retain_batch("b", [item(said, f"s{n}", source="auto", timestamp=when)], operation_id=f"o{n}")
+    return backend
+
+
+def texts_recalled(backend: LocalBackend, question: str, asked_on: str, limit: int = 8) -> list[str]:
+    """The texts bank ``b`` recalls for ``question`` asked at ``asked_on`` (ISO), in their order."""
+    request = RecallRequest(query=question, query_timestamp=asked_on, limit=limit)
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+def words_of_the_period(question: str, asked_on: str) -> Callable[[str], bool]:
+    """``local_recall.period_words`` of ``question`` asked at ``asked_on`` (ISO)."""
+    reference = epoch_from_iso(asked_on) or 0.0
+    return period_words(question, reference, time_window(question, reference))
 
 
 def with_vectors_in_memory(backend: LocalBackend, word: str) -> LocalBackend:
@@ -110,6 +138,9 @@ def assert_refused_untouched(path: Path, *needles: str) -> None:
 _FIRST_WRITER = r"""
 import json, os, sys, time
 from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_recall import period_words
+from hindsight_hooks.backends.local_time import time_window
+from hindsight_hooks.timefmt import epoch_from_iso
 path, name, go, bank, template = sys.argv[1:6]
 while not os.path.exists(go):
     time.sleep(0.001)

@@ -111,6 +111,14 @@ def said_epoch(cand: Candidate) -> float:
     return (epoch_from_iso(cand.occurred_at) if cand.occurred_at else None) or cand.created_epoch
 
 
+def unranked_candidate(row: tuple[Any, ...]) -> Candidate:
+    """A candidate from a row of the rank columns that no word search ranked: found by its time, its
+    vector, its place beside another unit or what it states (it has no bm25 rank to normalise)."""
+    cand = ranked_candidate((*row[:K_RANK], 0.0))
+    cand.rank = None
+    return cand
+
+
 def hit_of(cand: Candidate, scored: bool = True) -> MemoryHit:
     return MemoryHit(
         text=cand.content,

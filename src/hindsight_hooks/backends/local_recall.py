@@ -36,10 +36,9 @@ from .local_decisions import (
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
-from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch
+from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch, unranked_candidate
 from .local_prefix import with_prefixes
 from .local_query import (
-    K_RANK,
     K_ROWID,
     R_ID,
     R_RANK,
@@ -342,9 +341,7 @@ class LocalRecall(LocalVectorWiring):
         the unit it stands beside; a unit gone since (cannot happen in one snapshot) is left out."""
         if not rows:
             return {}
-        found = {rowid: ranked_candidate((*row[:K_RANK], 0.0)) for rowid, row in rows.items()}
-        for cand in found.values():
-            cand.rank = None
+        found = {rowid: unranked_candidate(row) for rowid, row in rows.items()}
         shown = {c.rowid: c for c in detailed(conn, list(found.values()), len(found))}
         return {rowid: shown[c.rowid] for rowid, c in found.items() if c.rowid in shown}
 
@@ -381,9 +378,7 @@ class LocalRecall(LocalVectorWiring):
             rowid = int(row[K_ROWID])
             decided.add(rowid)
             if rowid not in have:
-                cand = ranked_candidate((*row[:K_RANK], 0.0))
-                cand.rank = None
-                candidates.append(cand)
+                candidates.append(unranked_candidate(row))
         return decided
 
     def _add_session_openers(
@@ -434,9 +429,7 @@ class LocalRecall(LocalVectorWiring):
             rowid = int(row[K_ROWID])
             openers.add(rowid)
             if rowid not in have:
-                cand = ranked_candidate((*row[:K_RANK], 0.0))
-                cand.rank = None
-                candidates.append(cand)
+                candidates.append(unranked_candidate(row))
         return openers
 
     def _add_window(
@@ -464,9 +457,7 @@ class LocalRecall(LocalVectorWiring):
             rowid = int(row[K_ROWID])
             inside.add(rowid)
             if rowid not in have:
-                cand = ranked_candidate((*row[:K_RANK], 0.0))
-                cand.rank = None
-                candidates.append(cand)
+                candidates.append(unranked_candidate(row))
         inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
         return inside
 
@@ -591,8 +582,7 @@ class LocalRecall(LocalVectorWiring):
         for rowid in ranked:
             row = by_rowid.get(rowid)
             if row is not None:
-                cand = ranked_candidate((*row[:K_RANK], 0.0))
-                cand.rank = None
+                cand = unranked_candidate(row)
                 cand.dense = sims[rowid]
                 out.append(cand)
         return out
