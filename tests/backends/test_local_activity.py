@@ -75,3 +75,15 @@ def test_a_forgotten_first_request_is_not_brought_back(tmp_path: Path) -> None:
     hits = recall(backend, "what did we do yesterday?")
     assert f"user: {TASKS[0]}" not in hits
     assert hits[:2] == [f"user: {TASKS[2]}", f"user: {TASKS[1]}"]
+
+
+@pytest.mark.parametrize("question", ["what have we been working on lately?", "what did we do recently?"])
+def test_lately_is_told_by_the_last_sessions(tmp_path: Path, question: str) -> None:
+    """No period, but a word of recency: the last sessions, newest first, whenever they were."""
+    backend = retain_talks(make(tmp_path), [*DAY, EARLIER])
+    assert recall(backend, question)[:4] == [
+        f"user: {TASKS[2]}",
+        f"user: {TASKS[1]}",
+        f"user: {TASKS[0]}",
+        "user: Set up the staging database backups.",
+    ]

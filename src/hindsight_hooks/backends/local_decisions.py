@@ -65,6 +65,12 @@ _RECENT_WORDS_SAID = (
 )  # fmt: skip
 _RECENT_WORDS = frozenset(porter_stem(fold(word)) for word in _RECENT_WORDS_SAID)
 
+
+def is_recency_word(term: str) -> bool:
+    """Whether a query term asks how things stand lately ("recently", "lately", "zuletzt")."""
+    return porter_stem(fold(term)) in _RECENT_WORDS
+
+
 # How a decision is stated. Verbs of choosing said by "let's", "we'll" or "we decided …"; a few
 # fixed phrases; the other languages' past tenses of deciding and agreeing.
 _STATES_DECISION = re.compile(

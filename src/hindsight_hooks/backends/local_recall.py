@@ -29,6 +29,7 @@ from .local_decisions import (
     decision_cues,
     decisions_about_first,
     is_decision_word,
+    is_recency_word,
     says_decision,
     states_decision,
     subject_words,
@@ -195,9 +196,11 @@ class LocalRecall(LocalVectorWiring):
                 self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
             )
             # A question about what was done in a period, and nothing else (ADR 221): each session's
-            # first request in the period goes first.
-            if period is not None and not decisions and asks_what_was_done(request.query, terms, of_the_period):
-                decided = self._add_session_openers(conn, candidates, filters, period, limit)
+            # first request in the period goes first; "lately" and "recently" ask for the last sessions.
+            if not decisions and (period is not None or asks_for_recent(request.query)):
+                lately = (0.0, reference + 1.0)
+                if asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word):
+                    decided = self._add_session_openers(conn, candidates, filters, period or lately, limit)
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
