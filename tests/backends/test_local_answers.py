@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import InContext, RecallRequest
@@ -164,6 +164,14 @@ def _cand(rowid: int, question: bool) -> Candidate:
     replies=st.dictionaries(st.integers(0, 11), st.integers(0, 11)),
     batch=st.integers(1, 6),
 )
+# Found by ``scripts/fuzz``: 5 is the third reply of the chain 11 → 1 → 10 → 5 (``MAX_HOPS``), so its
+# own answer is not looked up, and it is also the next unit in the order; it was pulled, not ranked there.
+@example(
+    order=[11, 5, 2, 3, 4, 1, 6, 7, 8, 9, 10, 0],
+    asking={0, 1, 2, 3, 5, 10, 11},
+    replies={1: 10, 0: 0, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 0, 10: 5, 11: 1},
+    batch=1,
+)
 def test_every_unit_is_shown_once_and_an_answer_right_after_its_question(
     order: list[int], asking: set[int], replies: dict[int, int], batch: int
 ) -> None:
@@ -178,8 +186,9 @@ def test_every_unit_is_shown_once_and_an_answer_right_after_its_question(
     assert len(shown) == len(set(shown)) and set(shown) == set(order)
     for place, rowid in enumerate(shown):
         next_in_order = next(n for n in order if n not in shown[:place])
+        before = shown[place - 1] if place else None
+        pulled = before is not None and before in asking and replies.get(before) == rowid
         if rowid != next_in_order:  # pulled up: the answer of the unit before it, which asks
-            before = shown[place - 1]
-            assert place > 0 and before in asking and replies.get(before) == rowid
-        elif rowid in asking and replies.get(rowid, rowid) not in shown[: place + 1]:
+            assert pulled
+        elif not pulled and rowid in asking and replies.get(rowid, rowid) not in shown[: place + 1]:
             assert shown[place + 1] == replies[rowid]  # a question ranked in its place brings its answer
