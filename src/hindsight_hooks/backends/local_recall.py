@@ -197,7 +197,9 @@ class LocalRecall(LocalVectorWiring):
             )
             # A question about what was done in a period, and nothing else (ADR 221): each session's
             # first request in the period goes first; "lately" and "recently" ask for the last sessions.
-            if not decisions and (period is not None or asks_for_recent(request.query)):
+            # Read once: the fusion below weighs age by it too (ADR 160).
+            asks_recent = asks_for_recent(request.query)
+            if not decisions and (period is not None or asks_recent):
                 lately = (0.0, reference + 1.0)
                 if asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word):
                     decided = self._add_session_openers(conn, candidates, filters, period or lately, limit)
@@ -243,7 +245,7 @@ class LocalRecall(LocalVectorWiring):
                 floor = 0.0 if near is None else near
                 # Age weighs only when the question asks how things stand now, and never inside a
                 # named period (ADR 160); the lexical formula below keeps its recency as documented.
-                recent = not said_then and asks_for_recent(request.query)
+                recent = not said_then and asks_recent
                 fuse_scores(candidates, reference, floor, frozenset(said_then), by_age=recent)
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
