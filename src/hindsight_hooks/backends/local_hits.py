@@ -7,7 +7,7 @@ so the column positions of ``local_query`` are read in one place.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -117,6 +117,21 @@ def unranked_candidate(row: tuple[Any, ...]) -> Candidate:
     cand = ranked_candidate((*row[:K_RANK], 0.0))
     cand.rank = None
     return cand
+
+
+def join_unranked(candidates: list[Candidate], rows: Iterable[tuple[Any, ...]]) -> set[int]:
+    """Each of ``rows`` (the rank columns) added to ``candidates`` with no rank, unless a search found
+    it already (it keeps that candidate and its score); returns all of their rowids. How the units a
+    period, a decision or a session's start brings join the ranking (ADRs 118, 220, 221)."""
+    have = {c.rowid for c in candidates}
+    joined: set[int] = set()
+    for row in rows:
+        rowid = int(row[K_ROWID])
+        joined.add(rowid)
+        if rowid not in have:
+            have.add(rowid)
+            candidates.append(unranked_candidate(row))
+    return joined
 
 
 def hit_of(cand: Candidate, scored: bool = True) -> MemoryHit:

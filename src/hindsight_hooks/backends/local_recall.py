@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache, partial
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -37,7 +38,7 @@ from .local_decisions import (
 from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
-from .local_hits import candidate_of, detailed, hit_of, ranked_candidate, said_epoch, unranked_candidate
+from .local_hits import candidate_of, detailed, hit_of, join_unranked, ranked_candidate, said_epoch, unranked_candidate
 from .local_prefix import with_prefixes
 from .local_query import (
     K_ROWID,
@@ -373,18 +374,8 @@ class LocalRecall(LocalVectorWiring):
             "ORDER BY f.rowid DESC LIMIT ?",  # the index's own order, newest written first: no sort of every match
             [decision_cues(query), *when, *params, DECISION_READ_FACTOR * need],
         ).fetchall()
-        have = {c.rowid for c in candidates}
-        decided: set[int] = set()
-        for row in rows:
-            if len(decided) >= need:
-                break
-            if not states_decision(str(row[-1])):
-                continue
-            rowid = int(row[K_ROWID])
-            decided.add(rowid)
-            if rowid not in have:
-                candidates.append(unranked_candidate(row))
-        return decided
+        stating = (row for row in rows if states_decision(str(row[-1])))
+        return join_unranked(candidates, islice(stating, need))
 
     def _add_session_openers(
         self,
@@ -405,8 +396,7 @@ class LocalRecall(LocalVectorWiring):
         is passed over."""
         where, params = filters.where()
         start, cursor = iso_from_epoch(window[0]), iso_from_epoch(window[1])
-        openers: set[int] = set()
-        have = {c.rowid for c in candidates}
+        openers: list[tuple[Any, ...]] = []
         for _ in range(limit):
             newest = conn.execute(
                 "SELECT u.document_id FROM units AS u WHERE u.created_at >= ? AND u.created_at < ? "
@@ -429,13 +419,9 @@ class LocalRecall(LocalVectorWiring):
                 f"AND length(u.content) >= ?{in_window}{where} ORDER BY u.seq LIMIT 1",
                 [len(USER_PREFIX), USER_PREFIX, len(USER_PREFIX) + OPENER_MIN_CHARS, *span, *params],
             ).fetchone()
-            if row is None:
-                continue
-            rowid = int(row[K_ROWID])
-            openers.add(rowid)
-            if rowid not in have:
-                candidates.append(unranked_candidate(row))
-        return openers
+            if row is not None:
+                openers.append(row)
+        return join_unranked(candidates, openers)
 
     def _add_window(
         self,
@@ -456,13 +442,7 @@ class LocalRecall(LocalVectorWiring):
             "ORDER BY u.created_at DESC LIMIT ?",
             [iso_from_epoch(window[0]), iso_from_epoch(window[1]), *params, need],
         ).fetchall()
-        have = {c.rowid: c for c in candidates}
-        inside: set[int] = set()
-        for row in rows:
-            rowid = int(row[K_ROWID])
-            inside.add(rowid)
-            if rowid not in have:
-                candidates.append(unranked_candidate(row))
+        inside = join_unranked(candidates, rows)
         inside.update(c.rowid for c in candidates if window[0] <= c.created_epoch < window[1])
         return inside
 
