@@ -193,7 +193,7 @@ class LocalRecall(LocalVectorWiring):
             about_decisions = asks_about_decisions(request.query)
             of_the_period = period_words(request.query, reference, period)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
-            decided = (
+            first = (  # the units to show ahead of the others
                 self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
             )
             # A question about what was done in a period, and nothing else (ADR 221): each session's
@@ -203,7 +203,7 @@ class LocalRecall(LocalVectorWiring):
             if not decisions and (period is not None or asks_recent):
                 lately = (0.0, reference + 1.0)
                 if asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word):
-                    decided = self._add_session_openers(conn, candidates, filters, period or lately, limit)
+                    first = self._add_session_openers(conn, candidates, filters, period or lately, limit)
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -251,8 +251,8 @@ class LocalRecall(LocalVectorWiring):
             else:
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
-            if decided:
-                ordered = these_first(ordered, decided)
+            if first:
+                ordered = these_first(ordered, first)
             shown = detailed(conn, ordered, max(2 * limit, 10))
             seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
             # What only restates the question goes after what says more (ADR 186).
