@@ -13,8 +13,7 @@ import pytest
 
 from hindsight_hooks.backends.base import BackendError, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_recall import period_words
-from hindsight_hooks.backends.local_time import time_window
+from hindsight_hooks.backends.local_time import period_words, time_window
 from hindsight_hooks.timefmt import epoch_from_iso
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -83,7 +82,7 @@ def texts_recalled(backend: LocalBackend, question: str, asked_on: str, limit: i
 
 
 def words_of_the_period(question: str, asked_on: str) -> Callable[[str], bool]:
-    """``local_recall.period_words`` of ``question`` asked at ``asked_on`` (ISO)."""
+    """``local_time.period_words`` of ``question`` asked at ``asked_on`` (ISO)."""
     reference = epoch_from_iso(asked_on) or 0.0
     return period_words(question, reference, time_window(question, reference))
 
@@ -138,8 +137,7 @@ def assert_refused_untouched(path: Path, *needles: str) -> None:
 _FIRST_WRITER = r"""
 import json, os, sys, time
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_recall import period_words
-from hindsight_hooks.backends.local_time import time_window
+from hindsight_hooks.backends.local_time import period_words, time_window
 from hindsight_hooks.timefmt import epoch_from_iso
 path, name, go, bank, template = sys.argv[1:6]
 while not os.path.exists(go):

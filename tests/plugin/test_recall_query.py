@@ -248,6 +248,16 @@ def test_a_prompt_that_names_nothing_is_searched_with_the_reply_before_it() -> N
         assert query == f"{prompt}\n{LONG_REPLY}"  # the prompt's words first
 
 
+def test_a_prompt_that_asks_where_we_left_off_is_searched_alone() -> None:
+    """Its subject is the sessions before this one, not the reply before it (ADR 222): with the
+    reply's words the store would search them, and not tell where the last session stopped."""
+    for prompt in ("where did we leave off?", "where were we?", "Wo waren wir stehen geblieben?"):
+        query = _store_query(assistant({"type": "text", "text": "Hello! How can I help?"}), user(prompt))
+        assert query == prompt
+    query = _store_query(assistant({"type": "text", "text": LONG_REPLY}), user("where were we on it?"))
+    assert query == f"where were we on it?\n{LONG_REPLY}"  # "on it" is about the reply
+
+
 def test_no_role_label_is_a_search_word() -> None:
     assert local_search_text("assistant: moved the invoices\nuser: run tests") == "run tests"
     assert local_search_text("user: ok\nassistant: tool: done\nuser: why") == "why\ntool: done\nok"

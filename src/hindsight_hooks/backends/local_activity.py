@@ -15,9 +15,11 @@ gives its first request of the user in that period (one of at least ``OPENER_MIN
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
-from .local_text import fold
+from .local_text import fold, query_terms
+from .local_time import period_words, time_window
 
 # A question about what was done: its word of doing, working or happening (accents folded).
 _ASKS_ACTIVITY = re.compile(
@@ -36,3 +38,61 @@ def asks_what_was_done(query: str, terms: list[str], is_time_word: Callable[[str
     if _ASKS_ACTIVITY.search(fold(query)) is None:
         return False
     return all(_ASKS_ACTIVITY.fullmatch(fold(term)) is not None or is_time_word(term) for term in terms)
+
+
+# A question about where the work was left (ADR 222), in its folded words: "where did we leave
+# off?", "where were we?", "what were we working on?", "what have I been doing?", "last time",
+# and the same in the other nine languages.
+_ASKS_WHERE_WE_LEFT = re.compile(
+    r"\bwhere\s+(?:did|do|had)\s+(?:we|i)\s+(?:leave|left|stop|stopped)(?:\s+off)?\b"
+    r"|\bwhere\s+(?:we|i)\s+(?:left|stopped)(?:\s+off)?\b|\bleft\s+off\b|\bwhere\s+were\s+we\b"
+    r"|\bwhat\s+(?:were|was)\s+(?:we|i)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
+    r"|\bwhat\s+(?:we|i)\s+(?:were|was)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
+    r"|\bwhat\s+(?:have|had|'ve|’ve)\s+(?:we|i)\s+been\s+(?:doing|working\s+on|up\s+to)\b"
+    r"|\b(?:last|previous)\s+(?:time|session|conversation|chat)\b"
+    r"|\bwo\s+(?:waren|sind)\s+wir(?:\s+stehen\s*geblieben|\s+stehengeblieben)?\b"
+    r"|\bworan\s+(?:haben|hatten)\s+wir\s+(?:zuletzt\s+)?gearbeitet\b|\bletzte[sn]?\s+(?:mal|sitzung)\b"
+    r"|\bou\s+en\s+(?:etions|etait|sommes)[\s-]+(?:nous|on)\b|\bla\s+derniere\s+fois\b|\bderniere\s+session\b"
+    r"|\bsur\s+quoi\s+(?:travaillions[\s-]+nous|on\s+travaillait)\b"
+    r"|\bdonde\s+(?:lo\s+dejamos|nos\s+quedamos)\b|\ben\s+que\s+estabamos\b|\bla\s+ultima\s+vez\b"
+    r"|\bultima\s+(?:sesion|sessione|sessao)\b|\bdove\s+eravamo(?:\s+rimasti)?\b|\ba\s+che\s+punto\s+eravamo\b"
+    r"|\bl'?\s*ultima\s+volta\b|\bsu\s+cosa\s+stavamo\s+lavorando\b"
+    r"|\bonde\s+(?:paramos|estavamos)\b|\bda\s+ultima\s+vez\b|\bem\s+que\s+estavamos\b"
+    r"|\bwaar\s+(?:waren|zijn)\s+we\s+(?:gebleven|mee\s+bezig)\b|\b(?:vorige|laatste)\s+(?:keer|sessie)\b"
+    r"|(?:\bна\s+чем|\bгде)\s+мы\s+остановились\b|\bв\s+прошлыи\s+раз\b|\bнад\s+чем\s+мы\s+работали\b"
+    r"|\b(?:na\s+czym|gdzie)\s+skonczylismy\b|\bostatnim\s+razem\b|\bnad\s+czym\s+pracowalismy\b"
+    r"|(?:\bна\s+чому|\bде)\s+ми\s+зупинилися\b|\bминулого\s+разу\b|\bнад\s+чим\s+ми\s+працювали\b"
+)
+# Words such a question may say besides: asking, carrying on, summing up (folded).
+_RESUMING_WORDS = frozenset((
+    "remind", "tell", "again", "please", "pls", "quick", "quickly", "recap", "summary", "summarize", "summarise",
+    "continue", "resume", "pick", "go", "on", "let", "lets", "ok", "okay", "hey", "hi", "hello", "so", "exactly",
+    "us", "me", "back", "get", "give",
+))  # fmt: skip
+# "Where were we on it?", "where did we leave off with that?": a pronoun names a subject of the talk.
+_ABOUT_IT = re.compile(r"\b(?:on|with|about|regarding|for|in)\s+(?:it|that|this|them|these|those)\b")
+# How many of the last session's last messages show where it ended.
+ENDING_UNITS = 3
+
+
+def asks_where_we_left_off(query: str, is_time_word: Callable[[str], bool]) -> bool:
+    """Whether ``query`` asks where the work was left and about nothing else (ADR 222): it says one
+    of the phrases above, and every word it says besides is a word of asking or carrying on, of
+    doing, or of its period ("where did we leave off with the billing migration?" has a subject,
+    and is searched as before)."""
+    folded = fold(query)
+    if _ASKS_WHERE_WE_LEFT.search(folded) is None or _ABOUT_IT.search(folded) is not None:
+        return False
+    rest = query_terms(_ASKS_WHERE_WE_LEFT.sub(" ", folded))
+    return all(
+        term in _RESUMING_WORDS or _ASKS_ACTIVITY.fullmatch(term) is not None or is_time_word(term) for term in rest
+    )
+
+
+def asks_where_we_left_off_now(text: str) -> bool:
+    """:func:`asks_where_we_left_off` for a prompt said now (its period read against the clock):
+    the plugin searches such a prompt without the reply before it, whose words would be its subject."""
+    if _ASKS_WHERE_WE_LEFT.search(fold(text)) is None:  # most prompts: one expression, no period read
+        return False
+    now = time.time()
+    return asks_where_we_left_off(text, period_words(text, now, time_window(text, now)))

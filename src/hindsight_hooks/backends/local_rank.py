@@ -188,10 +188,16 @@ def light_last(
     yield from held
 
 
-def these_first(ordered: list[Candidate], first: set[int]) -> list[Candidate]:
-    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others, each group
-    in its order (the decisions of ADR 220, the sessions' first requests of ADR 221)."""
-    return [c for c in ordered if c.rowid in first] + [c for c in ordered if c.rowid not in first]
+def these_first(ordered: list[Candidate], first: set[int] | list[int]) -> list[Candidate]:
+    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others: a set keeps
+    them in their order (the decisions of ADR 220), a list puts them in its own (a session walk's,
+    ADRs 221 and 222: newest session first, and a session's ending in the order it was said)."""
+    if isinstance(first, list):
+        place = {rowid: n for n, rowid in enumerate(first)}
+        ahead = sorted((c for c in ordered if c.rowid in place), key=lambda c: place[c.rowid])
+    else:
+        ahead = [c for c in ordered if c.rowid in first]
+    return ahead + [c for c in ordered if c.rowid not in first]
 
 
 def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:

@@ -7,11 +7,9 @@ here, with the writes out of sight.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from functools import cache, partial
 from itertools import islice
 from typing import Any
@@ -21,7 +19,7 @@ import orjson
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
 from .local_abbrev import said_counterparts, with_counterparts
-from .local_activity import OPENER_MIN_CHARS, asks_what_was_done
+from .local_activity import ENDING_UNITS, OPENER_MIN_CHARS, asks_what_was_done, asks_where_we_left_off
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
 from .local_decisions import (
@@ -72,7 +70,7 @@ from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
 from .local_successors import specific, with_successors
 from .local_text import StemFinder, content_words, query_terms, term_key
-from .local_time import asks_for_recent, date_numbers, newer_first, time_window
+from .local_time import asks_for_recent, date_numbers, newer_first, period_words, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .local_windows import ASSISTANT_PREFIX, USER_PREFIX, neighbour_of
@@ -93,22 +91,6 @@ def answered_terms(cand: Candidate) -> str:
 # A question about decisions reads this many times its candidate count of the units last written
 # that say a decision's words, and keeps those that state one.
 DECISION_READ_FACTOR = 4
-
-
-def period_words(query: str, reference: float, named: tuple[float, float] | None) -> Callable[[str], bool]:
-    """Which words of ``query`` are words of the period it names (``named``, its ``time_window``):
-    without the word, the query names another period or none ("last" and "week" of "what did we
-    decide last week?", not "cache")."""
-
-    def is_time_word(term: str) -> bool:
-        if named is None:
-            return False
-        # in its place a word no time phrase is made of, so the words around it stay apart ("the
-        # cache last week" is not "the last week")
-        without = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", "thing", query, flags=re.IGNORECASE)
-        return time_window(without, reference) != named
-
-    return is_time_word
 
 
 class LocalRecall(LocalVectorWiring):
@@ -157,11 +139,14 @@ class LocalRecall(LocalVectorWiring):
         elif self._semantic is not None:  # vectors only once the model can embed them
             semantic = True
         end = None if timeout_s is None else time.monotonic() + timeout_s
+        of_the_period = period_words(request.query, reference, period)
+        # "Where did we leave off?" (ADR 222): a question said in words no unit is searched by.
+        resume = asks_where_we_left_off(request.query, of_the_period)
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
                 raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
-            if not terms and not semantic and period is None:
+            if not terms and not semantic and period is None and not resume:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
@@ -191,19 +176,28 @@ class LocalRecall(LocalVectorWiring):
             # A question about what was decided, of no subject of its own (ADR 220): the decisions
             # stated are candidates, in its period if it names one, and go first.
             about_decisions = asks_about_decisions(request.query)
-            of_the_period = period_words(request.query, reference, period)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
-            first = (  # the units to show ahead of the others
+            first: set[int] | list[int] = (  # the units to show ahead of the others
                 self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
             )
             # A question about what was done in a period, and nothing else (ADR 221): each session's
             # first request in the period goes first; "lately" and "recently" ask for the last sessions.
             # Read once: the fusion below weighs age by it too (ADR 160).
             asks_recent = asks_for_recent(request.query)
-            if not decisions and (period is not None or asks_recent):
-                lately = (0.0, reference + 1.0)
-                if asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word):
-                    first = self._add_session_openers(conn, candidates, filters, period or lately, limit)
+            lately = (0.0, reference + 1.0)
+            if not decisions and resume:
+                # The session before this one, its first request and how it ended, then the first
+                # requests of the sessions before it.
+                live = request.in_context.document_id if request.in_context is not None else None
+                first = self._add_session_openers(
+                    conn, candidates, filters, period or lately, limit, live=live, ending=ENDING_UNITS
+                )
+            elif (
+                not decisions
+                and (period is not None or asks_recent)
+                and asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word)
+            ):
+                first = self._add_session_openers(conn, candidates, filters, period or lately, limit)
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -270,12 +264,15 @@ class LocalRecall(LocalVectorWiring):
             # A question is shown with the answer it got (ADR 219).
             replied = with_their_answers(stated, partial(self._answers, conn, filters), limit + 1)
             chosen = cut_to_budget(distinct_shown(unseen(replied, seen)), limit, request.max_tokens)
-            if period is None and chosen:  # a change said in other words than the question's (ADR 209)
+            # A session walk (ADRs 221, 222) shows what was said in the order it was said: no change
+            # is put above what it replaced.
+            walked = isinstance(first, list)
+            if period is None and chosen and not walked:  # a change said in other words than the question's (ADR 209)
                 chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
             # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
             # Not for a question about a period ("what was the limit in March?"): that asks what held
             # then, and the fused order already weighs what was said then (ADR 180).
-            if period is None:
+            if period is None and not walked:
                 chosen = newer_first(
                     chosen,
                     text=lambda c: c.content,
@@ -384,10 +381,17 @@ class LocalRecall(LocalVectorWiring):
         filters: Filters,
         window: tuple[float, float],
         limit: int,
-    ) -> set[int]:
+        *,
+        live: str | None = None,
+        ending: int = 0,
+    ) -> list[int]:
         """Of the ``limit`` sessions (documents) last said in ``window``, each one's first request
         of the user in it (of at least ``OPENER_MIN_CHARS``), added as candidates with no rank
-        unless they are candidates already (ADR 221); returns all of their rowids.
+        unless they are candidates already (ADR 221); returns their rowids, newest session first.
+
+        ``live``: the document of the asking session, passed over (ADR 222: "where did we leave
+        off?" asks about the sessions before it); ``ending``: how many of the newest session's
+        last messages follow its first request, in the order they were said (ADR 222).
 
         Session by session, newest first: the newest unit said before the cursor names a session,
         the session's first unit in the window moves the cursor, and its first request is read
@@ -396,12 +400,13 @@ class LocalRecall(LocalVectorWiring):
         is passed over."""
         where, params = filters.where()
         start, cursor = iso_from_epoch(window[0]), iso_from_epoch(window[1])
-        openers: list[tuple[Any, ...]] = []
-        for _ in range(limit):
+        other = "" if live is None else " AND u.document_id != ?"
+        shown: list[tuple[Any, ...]] = []
+        for walked in range(limit):
             newest = conn.execute(
                 "SELECT u.document_id FROM units AS u WHERE u.created_at >= ? AND u.created_at < ? "
-                f"AND u.document_id IS NOT NULL{where} ORDER BY u.created_at DESC LIMIT 1",
-                [start, cursor, *params],
+                f"AND u.document_id IS NOT NULL{other}{where} ORDER BY u.created_at DESC LIMIT 1",
+                [start, cursor, *([] if live is None else [live]), *params],
             ).fetchone()
             if newest is None:
                 break
@@ -413,15 +418,26 @@ class LocalRecall(LocalVectorWiring):
             began = conn.execute(
                 f"SELECT u.created_at {by_document} 1{in_window}{where} ORDER BY u.seq LIMIT 1", [*span, *params]
             ).fetchone()
-            cursor = str(began[0]) if began is not None else start
             row = conn.execute(
                 f"SELECT {RANK_COLUMNS}, NULL {by_document} substr(u.content, 1, ?) = ? "
                 f"AND length(u.content) >= ?{in_window}{where} ORDER BY u.seq LIMIT 1",
                 [len(USER_PREFIX), USER_PREFIX, len(USER_PREFIX) + OPENER_MIN_CHARS, *span, *params],
             ).fetchone()
             if row is not None:
-                openers.append(row)
-        return join_unranked(candidates, openers)
+                shown.append(row)
+            if ending and walked == 0:  # the newest session: how it ended, said last
+                last = conn.execute(
+                    f"SELECT {RANK_COLUMNS}, NULL {by_document} (substr(u.content, 1, ?) = ? OR "
+                    f"substr(u.content, 1, ?) = ?) AND length(u.content) >= ?{in_window}{where} "
+                    "ORDER BY u.seq DESC LIMIT ?",
+                    [len(USER_PREFIX), USER_PREFIX, len(ASSISTANT_PREFIX), ASSISTANT_PREFIX,
+                     len(USER_PREFIX) + OPENER_MIN_CHARS, *span, *params, ending],
+                ).fetchall()  # fmt: skip
+                opened = {int(r[K_ROWID]) for r in shown}
+                shown += [r for r in reversed(last) if int(r[K_ROWID]) not in opened]
+            cursor = str(began[0]) if began is not None else start
+        join_unranked(candidates, shown)
+        return list(dict.fromkeys(int(r[K_ROWID]) for r in shown))
 
     def _add_window(
         self,

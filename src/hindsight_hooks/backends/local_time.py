@@ -160,6 +160,22 @@ def time_window(query: str, reference_epoch: float, offset_s: float | None = Non
     return start - utc_offset_s(start - offset), end - utc_offset_s(end - offset)
 
 
+def period_words(query: str, reference: float, named: tuple[float, float] | None) -> Callable[[str], bool]:
+    """Which words of ``query`` are words of the period it names (``named``, its ``time_window``):
+    without the word, the query names another period or none ("last" and "week" of "what did we
+    decide last week?", not "cache")."""
+
+    def is_time_word(term: str) -> bool:
+        if named is None:
+            return False
+        # in its place a word no time phrase is made of, so the words around it stay apart ("the
+        # cache last week" is not "the last week")
+        without = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", "thing", query, flags=re.IGNORECASE)
+        return time_window(without, reference) != named
+
+    return is_time_word
+
+
 def _first_window(query: str, reference_epoch: float) -> Window | None:
     """:func:`time_window` on the user's clock (``reference_epoch`` moved by their offset)."""
     for text in query_ends(query):

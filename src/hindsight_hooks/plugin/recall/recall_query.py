@@ -297,14 +297,17 @@ def local_search_text(body: str) -> str:
     Why newest first: the store searches the query's first 12 words (``query_terms``). With the
     previous reply before the prompt, a reply of a dozen words took every place, and "how do we
     run the tests?" was searched as the reply's topic. Why the earlier message at all: a prompt
-    such as "fix it" or "why?" says what it is about only through the reply before it.
+    such as "fix it" or "why?" says what it is about only through the reply before it; but not one
+    that asks where the work was left ("where did we leave off?", ADR 222), which is about the
+    sessions before this one, and which the store answers only when it says nothing else.
 
     Why no labels: the server's model reads who said what; as search words they would make every
     stored message of that role a lexical hit (each unit starts with its own role label),
     crowding out the units that share the real words. The same for the marks that stand for an
     image or open a tool call (the tool's name stays).
     """
-    from hindsight_hooks.backends.local_text import query_terms  # the store's own word rule
+    from hindsight_hooks.backends.local_activity import asks_where_we_left_off_now  # the store's own rules
+    from hindsight_hooks.backends.local_text import query_terms
 
     starts = [m.start() for m in _ROLE_LABEL.finditer(body)]
     if not starts or starts[0] != 0:  # a body cut to its tail starts inside a message
@@ -318,6 +321,6 @@ def local_search_text(body: str) -> str:
         if not text:
             continue
         picked.append(text)
-        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS:
+        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS or asks_where_we_left_off_now(picked[0]):
             break
     return "\n".join(picked)

@@ -1,0 +1,121 @@
+"""A question about where the work was left is answered by the session before (ADR 222)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import BankSpec, InContext, RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_activity import asks_where_we_left_off
+from tests.backends.test_local_activity import DAY, EARLIER, TASKS
+from tests.backends.test_local_support import make, retain_talks, texts_recalled, words_of_the_period
+
+ASKED_ON = "2026-12-01T15:00:00Z"
+LAST = (
+    "2026-12-01T09:00:00Z",
+    [
+        ("user", "Add rate limiting to the public API."),
+        ("assistant", "I added a token bucket in api/limits.py; the burst traffic tests still fail."),
+        ("toolResult", "FAILED tests/test_limits.py::test_burst - assert 429 == 200"),
+        ("user", "ok, we'll pick up the burst tests tomorrow"),
+        ("assistant", "Noted: the burst tests are left to fix."),
+        ("user", "thanks"),
+    ],
+)
+OPENED = "user: Add rate limiting to the public API."
+ENDED = [
+    "assistant: I added a token bucket in api/limits.py; the burst traffic tests still fail.",
+    "user: ok, we'll pick up the burst tests tomorrow",
+    "assistant: Noted: the burst tests are left to fix.",
+]
+BEFORE = [f"user: {TASKS[2]}", f"user: {TASKS[1]}", f"user: {TASKS[0]}", "user: Set up the staging database backups."]
+
+ASKED = [
+    "where did we leave off?", "where were we?", "Where did I stop?", "let's continue where we left off",
+    "what were we working on?", "what was I doing last time?", "remind me what we were doing",
+    "what were we in the middle of?", "what have we been working on?", "what did we do last session?",
+    "Wo waren wir stehen geblieben?", "Où en étions-nous ?", "¿Dónde lo dejamos?", "Dove eravamo rimasti?",
+    "Onde paramos?", "Waar waren we gebleven?", "На чём мы остановились?", "Na czym skończyliśmy?",
+    "На чому ми зупинилися?",
+]  # fmt: skip
+
+
+def recall(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
+    if seen is None:
+        return texts_recalled(backend, question, ASKED_ON, limit)
+    request = RecallRequest(query=question, query_timestamp=ASKED_ON, limit=limit, in_context=seen)
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+@pytest.mark.parametrize("question", ASKED)
+def test_a_question_about_where_the_work_was_left(question: str) -> None:
+    assert asks_where_we_left_off(question, words_of_the_period(question, ASKED_ON))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["where did we leave off with the billing migration?", "last time you said the cache was Redis",
+     "what were we doing about the flaky test?", "where were we on the API design?", "what did we do?",
+     "what's the status?", "where is the config file?", "what is the last time the backup ran?",
+     "where were we on it?", "where did we leave off with that?"],
+)  # fmt: skip
+def test_a_question_with_a_subject_of_its_own_is_searched_as_before(question: str) -> None:
+    assert not asks_where_we_left_off(question, words_of_the_period(question, ASKED_ON))
+
+
+def test_the_last_session_is_shown_from_its_request_to_how_it_ended(tmp_path: Path) -> None:
+    """Before: nothing at all for "where did we leave off?" (no unit says "leave"), and the
+    "where were we?" of stop words only was not searched."""
+    backend = retain_talks(make(tmp_path), [EARLIER, *DAY, LAST])
+    for question in ("where did we leave off?", "where were we?", "Wo waren wir stehen geblieben?"):
+        hits = recall(backend, question)
+        assert hits[:4] == [OPENED, *ENDED], question  # the tool's log and the "thanks" are no ending
+        assert hits[4:8] == BEFORE, question  # then the sessions before it, newest first
+
+
+def test_the_asking_session_is_passed_over(tmp_path: Path) -> None:
+    """Asked inside a session whose messages the store holds already, the question is about the
+    session before it: the live one's first request (in view) would otherwise take its place."""
+    backend = retain_talks(make(tmp_path), [*DAY, LAST])
+    live = InContext("s3", [{"role": "user", "content": "where did we leave off?"}])  # LAST is document s3
+    hits = recall(backend, "where did we leave off?", seen=live)
+    assert OPENED not in hits and not set(ENDED) & set(hits)
+    # the release session ended on three reports ("next 8" is too short to say how it ended)
+    steps = [f"assistant: Step {k} of session 2: edited module{k}.py, checks pass." for k in (6, 7, 8)]
+    assert hits[:6] == [f"user: {TASKS[2]}", *steps, f"user: {TASKS[1]}", f"user: {TASKS[0]}"]
+
+
+def test_the_limit_and_the_period_hold(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [EARLIER, *DAY, LAST])
+    assert recall(backend, "where did we leave off?", limit=3) == [OPENED, *ENDED[:2]]
+    # "yesterday" is Monday 30 November: the day's last session, then the two before it
+    yesterday = recall(backend, "where did we leave off yesterday?")
+    assert yesterday[0] == f"user: {TASKS[2]}"
+    assert OPENED not in yesterday and f"user: {TASKS[1]}" in yesterday
+    assert "user: Set up the staging database backups." not in yesterday
+
+
+def test_a_subject_is_searched_as_before(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [EARLIER, *DAY, LAST])
+    assert recall(backend, "where did we leave off with the billing cron?")[0] == f"user: {TASKS[0]}"
+
+
+def test_a_forgotten_message_is_not_brought_back(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [*DAY, LAST])
+    noted = next(
+        h
+        for h in backend.recall("b", RecallRequest(query="burst tests noted", query_timestamp=ASKED_ON)).hits
+        if h.text == ENDED[2]
+    )
+    assert noted.id is not None and backend.forget_unit("b", noted.id)
+    hits = recall(backend, "where did we leave off?")
+    assert ENDED[2] not in hits
+    assert hits[:3] == [OPENED, *ENDED[:2]]
+
+
+def test_an_empty_bank_answers_nothing(tmp_path: Path) -> None:
+    backend = make(tmp_path)
+    backend.ensure_bank("b", BankSpec())
+    assert recall(backend, "where did we leave off?") == []
