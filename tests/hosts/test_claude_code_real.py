@@ -46,6 +46,8 @@ BY_MEANING = "What database do we use?"  # no word of FACT: found by meaning or 
 LINT_ASK = "Can we lint faster?"
 LINT_PROPOSAL = "We could replace eslint with biome. Shall I switch?"  # the scripted model's reply to LINT_ASK
 LINT_ANSWER = "no, keep eslint for now"
+LIMITS_ASK = "Add rate limiting to the public API."
+LIMITS_LATER = "ok, we'll pick up the burst tests tomorrow"
 
 
 class Claude:
@@ -211,6 +213,23 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
     assert proposal is not None, block
     assert LINT_ANSWER in [*items, ""][proposal + 1], block
+
+
+def test_a_new_session_is_told_where_the_last_one_stopped(setup: tuple[Claude, Project, ModelServer]) -> None:
+    """ADR 222 through the real host: a session's request and, in the resumed session, how it was
+    left; a new session's "Where did we leave off?" (no word of either) gets both, in that order,
+    at the head of our block."""
+    claude, project, server = setup
+    first = claude.run(LIMITS_ASK)
+    await_retained(project, "rate limiting", "the session's request was not retained")
+    claude.run(LIMITS_LATER, "--resume", first["session_id"])
+    await_retained(project, "burst tests", "how the session was left was not retained")
+    server.clear()
+    claude.run("Where did we leave off?")
+    block = block_in(_model_turns(server)[-1])
+    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    assert items and LIMITS_ASK in items[0], block
+    assert any(LIMITS_LATER in line for line in items[1:4]), block
 
 
 def test_the_installed_slash_command_switches_that_session_to_read_only(
