@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BankSpec, InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
@@ -119,3 +122,47 @@ def test_an_empty_bank_answers_nothing(tmp_path: Path) -> None:
     backend = make(tmp_path)
     backend.ensure_bank("b", BankSpec())
     assert recall(backend, "where did we leave off?") == []
+
+
+_WORDS = ("cache", "schema", "deploy", "router", "billing", "token", "bucket", "invoice", "parser", "module")
+_SAID = st.lists(
+    st.tuples(st.sampled_from(["user", "assistant", "toolResult"]), st.lists(st.sampled_from(_WORDS), max_size=4)),
+    min_size=1,
+    max_size=7,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions=st.lists(_SAID, min_size=1, max_size=5), live=st.none() | st.integers(0, 4), limit=st.integers(1, 9))
+def test_the_walk_shows_the_last_session_then_the_ones_before_in_order(
+    sessions: list[list[tuple[str, list[str]]]], live: int | None, limit: int
+) -> None:
+    """Whatever the sessions say: the newest session but the asking one gives its first request and
+    its last three messages (of at least 12 characters, a tool's excepted) in the order said, each
+    session before it its first request, newest first; nothing else, nothing twice, up to the limit."""
+    talks = [
+        (
+            f"2026-11-{n + 1:02d}T10:00:00Z",
+            [(role, " ".join([*words, f"m{n}x{k}"])) for k, (role, words) in enumerate(said)],
+        )
+        for n, said in enumerate(sessions)
+    ]  # every text its own (the block shows one text once)
+    live_doc = None if live is None or live >= len(talks) else f"s{live}"
+    expected: list[str] = []
+    walked = [n for n in reversed(range(len(talks))) if f"s{n}" != live_doc][:limit]
+    for place, n in enumerate(walked):
+        said = [f"{role}: {text}" for role, text in talks[n][1]]
+        opener = next((s for s in said if s.startswith("user: ") and len(s) >= 18), None)
+        expected += [opener] if opener else []
+        if place == 0:
+            ending = [s for s in said if s.split(": ", 1)[0] in {"user", "assistant"} and len(s) >= 18][-3:]
+            expected += [s for s in ending if s != opener]
+    with tempfile.TemporaryDirectory() as folder:
+        backend = retain_talks(make(Path(folder)), talks)
+        seen = (
+            None if live_doc is None else InContext(live_doc, [{"role": "user", "content": "where did we leave off?"}])
+        )
+        try:
+            assert recall(backend, "where did we leave off?", limit, seen) == expected[:limit]
+        finally:
+            backend.close()
