@@ -249,9 +249,10 @@ def test_a_prompt_that_names_nothing_is_searched_with_the_reply_before_it() -> N
 
 
 def test_a_prompt_that_asks_where_we_left_off_is_searched_alone() -> None:
-    """Its subject is the sessions before this one, not the reply before it (ADR 222): with the
+    """Its subject is the sessions before this one, not the reply before it (ADRs 222, 223): with the
     reply's words the store would search them, and not tell where the last session stopped."""
-    for prompt in ("where did we leave off?", "where were we?", "Wo waren wir stehen geblieben?"):
+    for prompt in ("where did we leave off?", "where were we?", "Wo waren wir stehen geblieben?",
+                   "what do you remember?", "Was weißt du über mich?"):  # fmt: skip
         query = _store_query(assistant({"type": "text", "text": "Hello! How can I help?"}), user(prompt))
         assert query == prompt
     query = _store_query(assistant({"type": "text", "text": LONG_REPLY}), user("where were we on it?"))

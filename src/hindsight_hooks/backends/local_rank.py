@@ -193,7 +193,9 @@ def these_first(ordered: list[Candidate], first: set[int] | list[int]) -> list[C
     them in their order (the decisions of ADR 220), a list puts them in its own (a session walk's,
     ADRs 221 and 222: newest session first, and a session's ending in the order it was said)."""
     if isinstance(first, list):
-        place = {rowid: n for n, rowid in enumerate(first)}
+        place: dict[int, int] = {}
+        for n, rowid in enumerate(first):
+            place.setdefault(rowid, n)  # a unit listed twice keeps its first place
         ahead = sorted((c for c in ordered if c.rowid in place), key=lambda c: place[c.rowid])
     else:
         ahead = [c for c in ordered if c.rowid in first]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import cache, partial
 from itertools import islice
 from typing import Any
@@ -37,6 +38,7 @@ from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, join_unranked, ranked_candidate, said_epoch, unranked_candidate
+from .local_known import KNOWN_SESSIONS, asks_what_is_known, kept_cues, states_kept
 from .local_prefix import with_prefixes
 from .local_query import (
     K_ROWID,
@@ -142,11 +144,13 @@ class LocalRecall(LocalVectorWiring):
         of_the_period = period_words(request.query, reference, period)
         # "Where did we leave off?" (ADR 222): a question said in words no unit is searched by.
         resume = asks_where_we_left_off(request.query, of_the_period)
+        # "What do you remember?" (ADR 223): what the user said to keep, then what they worked on.
+        known = not resume and asks_what_is_known(request.query, of_the_period)
         with self._read("recall", timeout_s, signal) as conn:
             slot = self._slot(conn, bank_id)
             if slot is None:
                 raise BackendError("recall", "not_found", "memory bank does not exist in the local store")
-            if not terms and not semantic and period is None and not resume:
+            if not terms and not semantic and period is None and not resume and not known:
                 return RecallResult(hits=[])
             lo, hi = slot_range(slot)
             filters = Filters(bank_id, iso_from_epoch(self._now()), types, tag_sql, tag_params)
@@ -178,17 +182,28 @@ class LocalRecall(LocalVectorWiring):
             about_decisions = asks_about_decisions(request.query)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
             first: set[int] | list[int] = (  # the units to show ahead of the others
-                self._add_decisions(conn, candidates, filters, (request.query, period), need) if decisions else set()
+                set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), period), need))
+                if decisions
+                else set()
             )
             # A question about what was done in a period, and nothing else (ADR 221): each session's
             # first request in the period goes first; "lately" and "recently" ask for the last sessions.
             # Read once: the fusion below weighs age by it too (ADR 160).
             asks_recent = asks_for_recent(request.query)
             lately = (0.0, reference + 1.0)
-            if not decisions and resume:
+            live = request.in_context.document_id if request.in_context is not None else None
+            if known and not decisions:
+                kept = self._add_stated(
+                    conn, candidates, filters, (kept_cues(request.query), period), need, states=states_kept
+                )
+                worked = self._add_session_openers(
+                    conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live
+                )
+                head = max(1, limit - len(worked))  # the last sessions keep their places in the block
+                first = [*kept[:head], *worked, *kept[head:]]
+            elif not decisions and resume:
                 # The session before this one, its first request and how it ended, then the first
                 # requests of the sessions before it.
-                live = request.in_context.document_id if request.in_context is not None else None
                 first = self._add_session_openers(
                     conn, candidates, filters, period or lately, limit, live=live, ending=ENDING_UNITS
                 )
@@ -348,20 +363,23 @@ class LocalRecall(LocalVectorWiring):
         shown = {c.rowid: c for c in detailed(conn, list(found.values()), len(found))}
         return {rowid: shown[c.rowid] for rowid, c in found.items() if c.rowid in shown}
 
-    def _add_decisions(
+    def _add_stated(
         self,
         conn: sqlite3.Connection,
         candidates: list[Candidate],
         filters: Filters,
         asked: tuple[str, tuple[float, float] | None],
         need: int,
-    ) -> set[int]:
-        """The last written ``need`` units that state a decision (``asked``: the query, whose
-        language(s) the words are searched in, and its period, if it names one), added as
-        candidates with no rank, as the units a period brings are, unless they are candidates
-        already (ADR 220); returns all of their rowids."""
+        *,
+        states: Callable[[str], bool] = states_decision,
+    ) -> list[int]:
+        """The last written ``need`` units that ``states`` says state what the question asks for (a
+        decision, ADR 220; something to keep, ADR 223), added as candidates with no rank, as the units
+        a period brings are, unless they are candidates already; returns their rowids, newest
+        written first. ``asked``: the FTS5 query of those statements' words and the question's
+        period, if it names one."""
         where, params = filters.where()
-        query, window = asked
+        cues, window = asked
         when: list[str] = []
         if window is not None:
             when = [iso_from_epoch(window[0]), iso_from_epoch(window[1])]
@@ -369,10 +387,11 @@ class LocalRecall(LocalVectorWiring):
             f"SELECT {RANK_COLUMNS}, NULL, u.content FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
             f"WHERE units_fts MATCH ?{' AND u.created_at >= ? AND u.created_at < ?' if when else ''}{where} "
             "ORDER BY f.rowid DESC LIMIT ?",  # the index's own order, newest written first: no sort of every match
-            [decision_cues(query), *when, *params, DECISION_READ_FACTOR * need],
+            [cues, *when, *params, DECISION_READ_FACTOR * need],
         ).fetchall()
-        stating = (row for row in rows if states_decision(str(row[-1])))
-        return join_unranked(candidates, islice(stating, need))
+        stating = list(islice((row for row in rows if states(str(row[-1]))), need))
+        join_unranked(candidates, stating)
+        return [int(row[K_ROWID]) for row in stating]
 
     def _add_session_openers(
         self,

@@ -298,8 +298,9 @@ def local_search_text(body: str) -> str:
     previous reply before the prompt, a reply of a dozen words took every place, and "how do we
     run the tests?" was searched as the reply's topic. Why the earlier message at all: a prompt
     such as "fix it" or "why?" says what it is about only through the reply before it; but not one
-    that asks where the work was left ("where did we leave off?", ADR 222), which is about the
-    sessions before this one, and which the store answers only when it says nothing else.
+    that asks where the work was left ("where did we leave off?", ADR 222) or what the memory
+    holds ("what do you remember?", ADR 223), which is about the sessions before this one, and
+    which the store answers only when it says nothing else.
 
     Why no labels: the server's model reads who said what; as search words they would make every
     stored message of that role a lexical hit (each unit starts with its own role label),
@@ -307,6 +308,7 @@ def local_search_text(body: str) -> str:
     image or open a tool call (the tool's name stays).
     """
     from hindsight_hooks.backends.local_activity import asks_where_we_left_off_now  # the store's own rules
+    from hindsight_hooks.backends.local_known import asks_what_is_known_now
     from hindsight_hooks.backends.local_text import query_terms
 
     starts = [m.start() for m in _ROLE_LABEL.finditer(body)]
@@ -316,11 +318,15 @@ def local_search_text(body: str) -> str:
         _PART_MARK.sub(lambda m: m.group(1) or "", _ROLE_LABEL.sub("", body[a:b])).strip()
         for a, b in zip(starts, [*starts[1:], len(body)], strict=True)
     ]
+
+    def about_the_memory(prompt: str) -> bool:  # its subject is the sessions before, not the reply
+        return asks_where_we_left_off_now(prompt) or asks_what_is_known_now(prompt)
+
     picked: list[str] = []
     for text in reversed(messages):
         if not text:
             continue
         picked.append(text)
-        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS or asks_where_we_left_off_now(picked[0]):
+        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS or about_the_memory(picked[0]):
             break
     return "\n".join(picked)

@@ -1,0 +1,118 @@
+""" "What do you remember?" is answered by what the user said to keep (ADR 223)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import InContext, RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_known import asks_what_is_known, states_kept
+from tests.backends.test_local_activity import DAY, EARLIER, TASKS
+from tests.backends.test_local_support import item, make, retain_talks, texts_recalled, words_of_the_period
+
+ASKED_ON = "2026-12-01T15:00:00Z"
+PNPM = "We use pnpm, never npm, in this repo."
+POSTGRES = "Let's go with Postgres 16 for the billing database."
+COMMITS = "I prefer small commits with conventional commit messages."
+SAID = (
+    "2026-11-20T10:00:00Z",
+    [("user", PNPM), ("assistant", "Noted: pnpm only."), ("user", POSTGRES), ("assistant", "OK, Postgres 16 it is."),
+     ("user", "do we always rebase before merging?"), ("assistant", "We always rebase, yes."),
+     ("user", "the build always fails on the first run"), ("user", COMMITS), ("assistant", "Will do.")],
+)  # fmt: skip
+KEPT = [f"user: {COMMITS}", f"user: {POSTGRES}", f"user: {PNPM}"]  # newest said first
+WORKED = [f"user: {TASKS[2]}", f"user: {TASKS[1]}", f"user: {TASKS[0]}"]
+
+ASKED = [
+    "what do you remember?", "what do you know about me?", "what do you know about this project?",
+    "what do you remember about our work so far?", "tell me what you know", "summarize what you know about this repo",
+    "what have you learned about me?", "what's in your memory?", "do you remember me?",
+    "Was weißt du über mich?", "Que sais-tu de moi ?", "¿Qué sabes de mí?", "Cosa ricordi?",
+    "O que você sabe sobre mim?", "Wat weet je over mij?", "Что ты знаешь обо мне?", "Co o mnie wiesz?",
+    "Що ти знаєш про мене?",
+]  # fmt: skip
+
+
+def recall(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
+    request = RecallRequest(query=question, query_timestamp=ASKED_ON, limit=limit, in_context=seen)
+    return [hit.text for hit in backend.recall("b", request).hits]
+
+
+@pytest.mark.parametrize("question", ASKED)
+def test_a_question_about_what_the_memory_holds(question: str) -> None:
+    assert asks_what_is_known(question, words_of_the_period(question, ASKED_ON))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what do you know about the billing service?", "do you know why the build fails?",
+     "what do you remember about the cache TTL?", "what do we know about the outage?", "you know what, fix it"],
+)  # fmt: skip
+def test_a_question_with_a_subject_is_searched_as_before(question: str) -> None:
+    assert not asks_what_is_known(question, words_of_the_period(question, ASKED_ON))
+
+
+@pytest.mark.parametrize(
+    ("content", "kept"),
+    [
+        (f"user: {PNPM}", True),
+        (f"user: {POSTGRES}", True),
+        (f"user: {COMMITS}", True),
+        ("user: Never push straight to main.", True),
+        ("user: remember that the staging key rotates monthly", True),
+        ("user: Wir verwenden immer pnpm.", True),
+        ("User prefers pnpm over npm.", True),  # a memory the model retained (no role label)
+        ("user: do we always rebase before merging?", False),  # asks
+        ("user: the build always fails on the first run", False),  # a report
+        ("user: Add rate limiting to the public API.", False),  # a request
+        ("assistant: We always rebase, yes.", False),  # the agent's, not the user's
+        ("toolResult: never use eval", False),
+    ],
+)
+def test_what_a_unit_states_to_keep(content: str, kept: bool) -> None:
+    assert states_kept(content) is kept
+
+
+def test_what_was_said_to_keep_comes_first_then_the_last_sessions(tmp_path: Path) -> None:
+    """Before: nothing at all for "what do you remember?" (no stored message says "remember")."""
+    backend = retain_talks(make(tmp_path), [SAID, EARLIER, *DAY])
+    for question in ("what do you remember?", "what do you know about me?", "Was weißt du über mich?"):
+        assert recall(backend, question) == [*KEPT, *WORKED], question
+
+
+def test_a_changed_decision_shows_the_newer_first_and_both(tmp_path: Path) -> None:
+    later = ("2026-11-28T10:00:00Z", [("user", "Let's switch the billing database from Postgres to MySQL.")])
+    backend = retain_talks(make(tmp_path), [SAID, later])
+    hits = recall(backend, "what do you remember?")
+    assert hits[0] == "user: Let's switch the billing database from Postgres to MySQL."
+    assert f"user: {POSTGRES}" in hits
+
+
+def test_a_memory_the_model_retained_is_shown(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [SAID])
+    memory = item("User prefers tabs over spaces in Go files.", "hh-explicit:x", timestamp="2026-11-30T10:00:00Z")
+    backend.retain_batch("b", [memory], operation_id="tool-1")
+    assert recall(backend, "what do you remember?")[:2] == ["User prefers tabs over spaces in Go files.", KEPT[0]]
+
+
+def test_the_limit_keeps_places_for_the_last_sessions(tmp_path: Path) -> None:
+    many = ("2026-11-21T10:00:00Z", [("user", f"We always run linter {n} before a commit.") for n in range(9)])
+    backend = retain_talks(make(tmp_path), [SAID, many, *DAY])
+    hits = recall(backend, "what do you remember?", limit=8)
+    assert hits[:5] == [f"user: We always run linter {n} before a commit." for n in (8, 7, 6, 5, 4)]
+    assert hits[5:] == WORKED
+
+
+def test_the_asking_session_and_forgotten_statements_are_left_out(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [SAID, *DAY])
+    stated = next(h for h in backend.recall("b", RecallRequest(query="conventional commits")).hits if COMMITS in h.text)
+    assert stated.id is not None and backend.forget_unit("b", stated.id)
+    live = InContext("s3", [{"role": "user", "content": "what do you remember?"}])  # DAY[2] is document s3
+    assert recall(backend, "what do you remember?", seen=live) == [*KEPT[1:], WORKED[1], WORKED[2]]
+
+
+def test_a_subject_is_searched_by_its_words(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), [SAID, *DAY])
+    assert texts_recalled(backend, "what do you know about the billing database?", ASKED_ON)[0] == f"user: {POSTGRES}"
