@@ -173,6 +173,25 @@ def test_session_two_gets_session_ones_decision_and_nothing_of_the_block_is_reta
     assert_only_the_turn_was_retained(project, block, ("hindsight-memory",))
 
 
+PREFERENCE = "I prefer small commits with conventional commit messages."
+
+
+def test_what_do_you_remember_gets_what_the_user_said_to_keep(setup: tuple[Codex, Project, ModelServer]) -> None:
+    """ADR 223 through the real host: a session states a preference among its requests; a new
+    session's "What do you remember?" (no word of it) sends a request whose block opens with it."""
+    codex, project, server = setup
+    one = codex.run("Add a health check endpoint to the API.")
+    await_retained(project, "health check", "the session's request was not retained")
+    codex.run(PREFERENCE, resume=one)
+    await_retained(project, "conventional commit", "the preference was not retained")
+    server.clear()
+    codex.run("What do you remember?")
+    block = block_in(_turns(server)[-1])
+    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    assert items and PREFERENCE in items[0], block
+    assert any("Add a health check endpoint to the API." in line for line in items[1:]), block
+
+
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Codex, Project, ModelServer]) -> None:
     codex, project, server = setup
     codex.run(DECISION)

@@ -194,7 +194,7 @@ class LocalRecall(LocalVectorWiring):
             live = request.in_context.document_id if request.in_context is not None else None
             if known and not decisions:
                 kept = self._add_stated(
-                    conn, candidates, filters, (kept_cues(request.query), period), need, states=states_kept
+                    conn, candidates, filters, (kept_cues(request.query), period), limit, states=states_kept
                 )
                 worked = self._add_session_openers(
                     conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live
