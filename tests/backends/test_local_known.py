@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_known import asks_what_is_known, states_kept
+from hindsight_hooks.backends.local_rank import Candidate, these_first
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
 from tests.backends.test_local_support import item, make, retain_talks, texts_recalled, words_of_the_period
 
@@ -116,3 +119,26 @@ def test_the_asking_session_and_forgotten_statements_are_left_out(tmp_path: Path
 def test_a_subject_is_searched_by_its_words(tmp_path: Path) -> None:
     backend = retain_talks(make(tmp_path), [SAID, *DAY])
     assert texts_recalled(backend, "what do you know about the billing database?", ASKED_ON)[0] == f"user: {POSTGRES}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(order=st.permutations(range(10)), first=st.lists(st.integers(0, 12), max_size=14), as_set=st.booleans())
+def test_these_first_shows_every_candidate_once_the_listed_ones_ahead(
+    order: list[int], first: list[int], as_set: bool
+) -> None:
+    """A walk's list may name a unit twice (a session's first request that is also a statement) and
+    units that are no candidates: each candidate is shown once, the listed ones first — in the list's
+    order, by their first place, or in the ranking's order when given as a set — then the rest."""
+    ordered = [Candidate(n, str(n), 0.5, "", 0.0) for n in order]
+    shown = [c.rowid for c in these_first(ordered, set(first) if as_set else first)]
+    listed = [n for n in dict.fromkeys(first) if n in order]
+    ahead = [n for n in order if n in listed] if as_set else listed
+    assert shown == [*ahead, *(n for n in order if n not in listed)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=120))
+def test_the_agents_words_and_a_tools_output_are_never_kept(text: str) -> None:
+    assert not states_kept(f"assistant: {text}")
+    assert not states_kept(f"toolResult: {text}")
+    assert not states_kept(f"user: {text.rstrip()}?")
