@@ -34,7 +34,8 @@ ASKED = [
     "what have you learned about me?", "what's in your memory?", "do you remember me?",
     "Was weißt du über mich?", "Que sais-tu de moi ?", "¿Qué sabes de mí?", "Cosa ricordi?",
     "O que você sabe sobre mim?", "Wat weet je over mij?", "Что ты знаешь обо мне?", "Co o mnie wiesz?",
-    "Що ти знаєш про мене?",
+    "Що ти знаєш про мене?", "what are my preferences?", "what conventions do we follow?",
+    "Welche Regeln haben wir?", "Quelles sont mes préférences ?", "¿Cuáles son nuestras convenciones?",
 ]  # fmt: skip
 
 

@@ -31,12 +31,18 @@ from .local_windows import ASSISTANT_PREFIX
 # How many of the last sessions' first requests follow what was kept (ADR 221's walk).
 KNOWN_SESSIONS = 3
 # The question, in its folded words: "what do you know / remember", "what have you learned",
-# "what's in your memory", "summarize what you know", and the same in the other nine languages.
+# "what's in your memory", "summarize what you know", "what are my preferences", "what conventions
+# do we follow", and the same in the other nine languages.
 _ASKS_WHAT_IS_KNOWN = re.compile(
     r"\bwhat\s+(?:else\s+)?(?:do|did)\s+you\s+(?:remember|know|recall)\b"
     r"|\bwhat\s+(?:have|'ve|’ve)\s+you\s+(?:remembered|learned|learnt|stored|saved|kept|noted|got)\b"
     r"|\bwhat(?:'s|’s|\s+is)\s+in\s+(?:your|the)\s+memory\b|\bwhat\s+does\s+(?:your|the)\s+memory\s+(?:say|hold)\b"
     r"|\bwhat\s+you\s+(?:know|remember)\b|\bdo\s+you\s+(?:remember|know)\s+(?:me|us|anything)\b"
+    r"|\bwhat\s+(?:are|were)\s+(?:my|our|the)\s+(?:preferences|conventions|rules|standards|guidelines)\b"
+    r"|\bwhat\s+(?:preferences|conventions|rules|standards|guidelines)\s+do\s+(?:we|i)\s+(?:follow|use|have)\b"
+    r"|\bwelche\s+(?:vorlieben|konventionen|regeln)\s+(?:habe|haben)\s+(?:ich|wir)\b"
+    r"|\bquelles\s+sont\s+(?:mes|nos)\s+(?:preferences|conventions|regles)\b"
+    r"|\bcuales\s+son\s+(?:mis|nuestras)\s+(?:preferencias|convenciones|reglas)\b"
     r"|\bwas\s+(?:weißt|weisst)\s+du\b|\bwas\s+wissen\s+sie\b|\bworan\s+erinnerst\s+du\s+dich\b"
     r"|\bwas\s+hast\s+du\s+dir\s+gemerkt\b"
     r"|\bque\s+sais[\s-]+tu\b|\bqu'est[\s-]+ce\s+que\s+tu\s+sais\b|\bde\s+quoi\s+te\s+souviens[\s-]+tu\b"
