@@ -148,6 +148,33 @@ def decision_cues(query: str) -> str:
     return _CUES_IN_ENGLISH if in_english else _CUES_IN_ALL
 
 
+# How the agent proposes a choice that the user's answer then makes a decision ("We could replace
+# eslint with biome. Shall I switch?" — "no, keep eslint for now"): a proposal, an alternative or a
+# choice between two, in a message that asks. "Shall I commit?" proposes no choice (folded).
+_PROPOSES = re.compile(
+    r"\b(?:we|you|i)\s+could\b|\bhow\s+about\b|\bwhat\s+about\b|\bi\s+(?:suggest|propose|recommend)\b"
+    r"|\binstead\b|\b(?:replace|replacing|switch(?:ing)?\s+to|mov(?:e|ing)\s+to|migrat(?:e|ing)\s+to)\b"
+    r"|\bwould\s+you\s+(?:like|prefer|rather)\b|\bdo\s+you\s+want\s+(?:me\s+to|to)\b|\bor\b"
+    r"|\bwir\s+konnten\b|\bstatt\b|\bon\s+pourrait\b|\bau\s+lieu\b|\bpodriamos\b|\ben\s+lugar\b"
+    r"|\bpotremmo\b|\binvece\b|\bpoderiamos\b|\bem\s+vez\b|\bwe\s+zouden\b|\bin\s+plaats\b"
+)
+# Their words as an FTS5 query of the index, in the agent's messages the search reads newest first.
+PROPOSAL_CUES = (
+    'content : ("we could" OR "you could" OR "i could" OR "how about" OR "what about" OR suggest OR propose '
+    'OR recommend OR instead OR replace OR replacing OR "switch to" OR "switching to" OR "move to" '
+    'OR "migrate to" OR "would you like" OR "would you prefer" OR "do you want" OR "wir könnten" OR statt '
+    'OR "on pourrait" OR "au lieu" OR podríamos OR "en lugar" OR potremmo OR invece OR poderíamos '
+    'OR "em vez" OR "we zouden" OR "in plaats")'
+)
+
+
+def proposes(content: str) -> bool:
+    """Whether a unit is the agent's proposal of a choice, asked (see ``_PROPOSES``)."""
+    if not content.startswith(ASSISTANT_PREFIX) or not content.rstrip().endswith("?"):
+        return False
+    return _PROPOSES.search(fold(content)) is not None
+
+
 def asks_about_decisions(query: str) -> bool:
     """Whether ``query`` asks about deciding ("what did we decide", "Was haben wir beschlossen?")."""
     return _ASKS_DECISION.search(fold(query)) is not None

@@ -24,12 +24,14 @@ from .local_activity import ENDING_UNITS, OPENER_MIN_CHARS, asks_what_was_done, 
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
 from .local_decisions import (
+    PROPOSAL_CUES,
     asks_about_decisions,
     asks_only_about_decisions,
     decision_cues,
     decisions_about_first,
     is_decision_word,
     is_recency_word,
+    proposes,
     says_decision,
     states_decision,
     subject_words,
@@ -181,11 +183,10 @@ class LocalRecall(LocalVectorWiring):
             # stated are candidates, in its period if it names one, and go first.
             about_decisions = asks_about_decisions(request.query)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
-            first: set[int] | list[int] = (  # the units to show ahead of the others
-                set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), period), need))
-                if decisions
-                else set()
-            )
+            first: set[int] | list[int] = set()  # the units to show ahead of the others
+            if decisions:  # and the agent's proposals the user answered (ADR 224)
+                first = set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), period), need))
+                first.update(self._add_answered_proposals(conn, candidates, filters, period, need))
             # A question about what was done in a period, and nothing else (ADR 221): each session's
             # first request in the period goes first; "lately" and "recently" ask for the last sessions.
             # Read once: the fusion below weighs age by it too (ADR 160).
@@ -196,6 +197,8 @@ class LocalRecall(LocalVectorWiring):
                 kept = self._add_stated(
                     conn, candidates, filters, (kept_cues(request.query), period), limit, states=states_kept
                 )
+                answered = self._add_answered_proposals(conn, candidates, filters, period, limit)
+                kept = sorted([*kept, *answered], reverse=True)[:limit]  # newest written first (ADR 224)
                 worked = self._add_session_openers(
                     conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live
                 )
@@ -392,6 +395,40 @@ class LocalRecall(LocalVectorWiring):
         stating = list(islice((row for row in rows if states(str(row[-1]))), need))
         join_unranked(candidates, stating)
         return [int(row[K_ROWID]) for row in stating]
+
+    def _add_answered_proposals(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        window: tuple[float, float] | None,
+        need: int,
+    ) -> list[int]:
+        """The last written ``need`` proposals of the agent that the user answered (ADR 224: "We
+        could replace eslint with biome. Shall I switch?" — "no, keep eslint for now"), added as
+        candidates with no rank unless they are candidates already; returns their rowids, newest
+        written first. Their answers follow them in the block by ADR 219's step. ``window``: the
+        question's period, if it names one."""
+        where, params = filters.where()
+        when = [] if window is None else [iso_from_epoch(window[0]), iso_from_epoch(window[1])]
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL, u.content, u.document_id, u.seq FROM units_fts AS f "
+            "CROSS JOIN units AS u ON u.rowid = f.rowid WHERE units_fts MATCH ? AND substr(u.content, 1, ?) = ?"
+            f"{' AND u.created_at >= ? AND u.created_at < ?' if when else ''}{where} ORDER BY f.rowid DESC LIMIT ?",
+            [PROPOSAL_CUES, len(ASSISTANT_PREFIX), ASSISTANT_PREFIX, *when, *params, DECISION_READ_FACTOR * need],
+        ).fetchall()
+        asked = [row for row in rows if proposes(str(row[-3]))]
+        if not asked:
+            return []
+        questions = []
+        for row in asked:
+            question = unranked_candidate(row)
+            question.content, question.document_id, question.seq = str(row[-3]), str(row[-2]), int(row[-1])
+            questions.append(question)
+        answered = self._answers(conn, filters, questions)
+        taken = [row for row in asked if int(row[K_ROWID]) in answered][:need]
+        join_unranked(candidates, taken)
+        return [int(row[K_ROWID]) for row in taken]
 
     def _add_session_openers(
         self,

@@ -1,0 +1,79 @@
+"""A proposal the user answered is a decision (ADR 224)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.base import RecallRequest
+from hindsight_hooks.backends.local import LocalBackend
+from hindsight_hooks.backends.local_decisions import proposes
+from tests.backends.test_local_support import make, retain_talks, texts_recalled
+
+ASKED_ON = "2026-12-01T15:00:00Z"
+RELEASES = "assistant: We could cut a release every week, on Thursdays. Should I set that up?"
+BIOME = "assistant: We could replace eslint with biome. Shall I switch?"
+POSTGRES = "user: Let's go with Postgres 16 for the billing database."
+TALKS = [
+    ("2026-11-24T10:00:00Z", [("user", "Can we speed up the release process?"), ("assistant", RELEASES[11:]),
+                              ("user", "yes, go ahead"), ("assistant", "Done: the weekly job runs on Thursdays.")]),
+    ("2026-11-25T10:00:00Z", [("user", "Can we lint faster?"), ("assistant", BIOME[11:]),
+                              ("user", "no, keep eslint for now"), ("assistant", "OK, eslint stays.")]),
+    ("2026-11-26T10:00:00Z", [("user", POSTGRES[6:]), ("assistant", "Noted."),
+                              ("assistant", "The tests pass. Shall I commit?"), ("user", "yes")]),
+    ("2026-11-27T10:00:00Z", [("assistant", "We could move to pnpm instead of npm. Want me to?"),
+                              ("user", "Let me first ask the team which package manager the CI image ships with.")]),
+]  # fmt: skip
+
+
+def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
+    return texts_recalled(backend, question, ASKED_ON, limit)
+
+
+@pytest.mark.parametrize(
+    ("content", "proposal"),
+    [
+        (BIOME, True),
+        (RELEASES, True),
+        ("assistant: Postgres or MySQL for the orders service?", True),
+        ("assistant: How about weekly releases?", True),
+        ("assistant: Wir könnten Biome statt ESLint nehmen. Soll ich umstellen?", True),
+        ("assistant: The tests pass. Shall I commit?", False),  # no choice proposed
+        ("assistant: We could replace eslint with biome.", False),  # proposed, not asked
+        ("user: We could replace eslint with biome, right?", False),  # the user's own question
+    ],
+)
+def test_what_proposes_a_choice(content: str, proposal: bool) -> None:
+    assert proposes(content) is proposal
+
+
+def test_an_answered_proposal_is_a_decision_shown_with_its_answer(tmp_path: Path) -> None:
+    """Before: "what decisions did we make recently?" showed the Postgres line alone."""
+    hits = recall(retain_talks(make(tmp_path), TALKS), "what decisions did we make recently?")
+    assert hits[:5] == [POSTGRES, BIOME, "user: no, keep eslint for now", RELEASES, "user: yes, go ahead"]
+    assert "assistant: The tests pass. Shall I commit?" not in hits  # a yes to no choice decides nothing
+    assert not any("pnpm" in hit for hit in hits)  # answered in many words of its own: not a decision yet
+
+
+def test_what_is_remembered_holds_the_answered_proposals_newest_first(tmp_path: Path) -> None:
+    hits = recall(retain_talks(make(tmp_path), TALKS), "what do you remember?")
+    assert hits[:5] == [POSTGRES, BIOME, "user: no, keep eslint for now", RELEASES, "user: yes, go ahead"]
+
+
+def test_a_forgotten_answer_leaves_the_proposal_undecided(tmp_path: Path) -> None:
+    backend = retain_talks(make(tmp_path), TALKS)
+    answer = next(
+        h
+        for h in backend.recall("b", RecallRequest(query="keep eslint", query_timestamp=ASKED_ON)).hits
+        if h.text == "user: no, keep eslint for now"
+    )
+    assert answer.id is not None and backend.forget_unit("b", answer.id)
+    hits = recall(backend, "what decisions did we make recently?")
+    assert BIOME not in hits and hits[:3] == [POSTGRES, RELEASES, "user: yes, go ahead"]
+
+
+def test_a_period_holds_its_proposals_only(tmp_path: Path) -> None:
+    hits = recall(retain_talks(make(tmp_path), TALKS), "what did we decide on November 24?")
+    assert hits[:2] == [RELEASES, "user: yes, go ahead"]
+    assert BIOME not in hits and POSTGRES not in hits
