@@ -185,8 +185,8 @@ class LocalRecall(LocalVectorWiring):
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
             first: set[int] | list[int] = set()  # the units to show ahead of the others
             if decisions:  # and the agent's proposals the user answered (ADR 224)
-                first = set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), period), need))
-                first.update(self._add_answered_proposals(conn, candidates, filters, period, need))
+                first = set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), period), limit))
+                first.update(self._add_answered_proposals(conn, candidates, filters, period, limit))
             # A question about what was done in a period, and nothing else (ADR 221): each session's
             # first request in the period goes first; "lately" and "recently" ask for the last sessions.
             # Read once: the fusion below weighs age by it too (ADR 160).
