@@ -39,6 +39,7 @@ ASKED = [
     "where did we leave off?", "where were we?", "Where did I stop?", "let's continue where we left off",
     "what were we working on?", "what was I doing last time?", "remind me what we were doing",
     "what were we in the middle of?", "what have we been working on?", "what did we do last session?",
+    "what did I ask you last time?", "what was the last thing I asked you?", "what did we talk about last time?",
     "Wo waren wir stehen geblieben?", "Où en étions-nous ?", "¿Dónde lo dejamos?", "Dove eravamo rimasti?",
     "Onde paramos?", "Waar waren we gebleven?", "На чём мы остановились?", "Na czym skończyliśmy?",
     "На чому ми зупинилися?",

@@ -49,7 +49,7 @@ _ASKS_WHERE_WE_LEFT = re.compile(
     r"|\bwhat\s+(?:were|was)\s+(?:we|i)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
     r"|\bwhat\s+(?:we|i)\s+(?:were|was)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
     r"|\bwhat\s+(?:have|had|'ve|’ve)\s+(?:we|i)\s+been\s+(?:doing|working\s+on|up\s+to)\b"
-    r"|\b(?:last|previous)\s+(?:time|session|conversation|chat)\b"
+    r"|\b(?:last|previous)\s+(?:time|session|conversation|chat)\b|\bthe\s+last\s+thing\s+(?:i|we|you)\b"
     r"|\bwo\s+(?:waren|sind)\s+wir(?:\s+stehen\s*geblieben|\s+stehengeblieben)?\b"
     r"|\bworan\s+(?:haben|hatten)\s+wir\s+(?:zuletzt\s+)?gearbeitet\b|\bletzte[sn]?\s+(?:mal|sitzung)\b"
     r"|\bou\s+en\s+(?:etions|etait|sommes)[\s-]+(?:nous|on)\b|\bla\s+derniere\s+fois\b|\bderniere\s+session\b"
@@ -67,7 +67,8 @@ _ASKS_WHERE_WE_LEFT = re.compile(
 _RESUMING_WORDS = frozenset((
     "remind", "tell", "again", "please", "pls", "quick", "quickly", "recap", "summary", "summarize", "summarise",
     "continue", "resume", "pick", "go", "on", "let", "lets", "ok", "okay", "hey", "hi", "hello", "so", "exactly",
-    "us", "me", "back", "get", "give",
+    "us", "me", "back", "get", "give", "ask", "asked", "say", "said", "told", "talk", "talked", "discuss",
+    "discussed",
 ))  # fmt: skip
 # "Where were we on it?", "where did we leave off with that?": a pronoun names a subject of the talk.
 _ABOUT_IT = re.compile(r"\b(?:on|with|about|regarding|for|in)\s+(?:it|that|this|them|these|those)\b")
