@@ -103,8 +103,15 @@ def _prompt_text(request: RecordedRequest) -> str:
     return content_text(turns[-1]) if turns else ""
 
 
+LINT_ASK = "Can we lint faster?"
+LINT_PROPOSAL = "We could replace eslint with biome. Shall I switch?"  # the scripted reply to LINT_ASK
+LINT_ANSWER = "no, keep eslint for now"
+
+
 def script(request: RecordedRequest) -> Reply:
-    """Plain text, except for prompts that ask the model to use our recall tool."""
+    """Plain text, a proposal for ``LINT_ASK``, and a recall-tool call for prompts that ask for one."""
+    if LINT_ASK in _prompt_text(request):
+        return Reply.say(LINT_PROPOSAL)
     if "use the memory tool" not in request.text():
         return Reply.say("Noted.")
     answers = function_responses(request)
@@ -174,6 +181,24 @@ def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Ge
     gemini.run("Which database for the cache? use the memory tool")
     answered = [r for r in _turns(server) if "Postgres 16" in json.dumps(function_responses(r))]
     assert answered, "the recall tool's result never reached the model"
+
+
+def test_a_proposal_the_user_answered_is_recalled_as_a_decision(setup: tuple[Gemini, Project, ModelServer]) -> None:
+    """ADR 224 through the real host: the model proposes, the user turns it down in the resumed
+    session; a new session's "What decisions did we make?" (no word of either) sends a request whose
+    block holds the proposal with the answer right after it."""
+    gemini, project, server = setup
+    first = gemini.run(LINT_ASK)
+    await_retained(project, "biome", "the model's proposal was not retained")
+    gemini.run(LINT_ANSWER, "--resume", first["session_id"])
+    await_retained(project, "keep eslint", "the user's answer was not retained")
+    server.clear()
+    gemini.run("What decisions did we make?")
+    block = _block_in(_turns(server)[-1])
+    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
+    assert proposal is not None, block
+    assert LINT_ANSWER in [*items, ""][proposal + 1], block
 
 
 def test_the_installed_slash_command_switches_that_session_to_read_only(
