@@ -40,8 +40,7 @@ ASKED = [
 
 
 def recall(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
-    request = RecallRequest(query=question, query_timestamp=ASKED_ON, limit=limit, in_context=seen)
-    return [hit.text for hit in backend.recall("b", request).hits]
+    return texts_recalled(backend, question, ASKED_ON, limit, seen)
 
 
 @pytest.mark.parametrize("question", ASKED)

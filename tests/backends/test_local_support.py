@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_hooks.backends.base import BackendError, RecallRequest
+from hindsight_hooks.backends.base import BackendError, InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_time import period_words, time_window
 from hindsight_hooks.timefmt import epoch_from_iso
@@ -75,9 +75,12 @@ def retain_talks(backend: LocalBackend, talks: list[tuple[str, list[tuple[str, s
     return backend
 
 
-def texts_recalled(backend: LocalBackend, question: str, asked_on: str, limit: int = 8) -> list[str]:
-    """The texts bank ``b`` recalls for ``question`` asked at ``asked_on`` (ISO), in their order."""
-    request = RecallRequest(query=question, query_timestamp=asked_on, limit=limit)
+def texts_recalled(
+    backend: LocalBackend, question: str, asked_on: str, limit: int = 8, seen: InContext | None = None
+) -> list[str]:
+    """The texts bank ``b`` recalls for ``question`` asked at ``asked_on`` (ISO), in their order
+    (``seen``: what the model reads, the asking session's document among it)."""
+    request = RecallRequest(query=question, query_timestamp=asked_on, limit=limit, in_context=seen)
     return [hit.text for hit in backend.recall("b", request).hits]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import sqlite3
 import threading
@@ -254,6 +255,14 @@ def block_text(messages: list[Message]) -> str:
     """The injected block's text, or ``""`` when the plugin added none."""
     block = injected_block(messages)
     return "" if block is None else str(block["content"])
+
+
+_ITEM = re.compile(r"^\d+\. ((?:user|assistant): .*?)(?: \([^()]*\))?$", re.M)
+
+
+def block_items(block: str) -> list[str]:
+    """The block's items as ``role: text``, each without the date it was said."""
+    return _ITEM.findall(block)
 
 
 def statuses(ui: RecordingUI) -> list[str]:

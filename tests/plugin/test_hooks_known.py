@@ -7,13 +7,10 @@ Before, the question found nothing (no stored message says "remember" or "know")
 
 from __future__ import annotations
 
-import re
-
-from .hostkit import Project, assistant, block_text, isolated, local_project, user, wait_until
+from .hostkit import Project, assistant, block_items, block_text, isolated, local_project, user, wait_until
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
-ITEM = re.compile(r"^\d+\. ((?:user|assistant): .*?)(?: \([^()]*\))?$", re.M)  # the date left off
 TALK = [
     user("Add a health check endpoint to the API.", 1),
     assistant("Added GET /healthz returning 200.", 2),
@@ -33,7 +30,7 @@ def test_a_new_session_asking_what_is_remembered_gets_what_was_said_to_keep(loca
     assert wait_until(lambda: local_project.unit_count("conventional commit") == 1)
     with local_project.host("tuesday") as host:
         block = block_text(host.context([assistant("Hello! How can I help?", 20), user("what do you remember?", 21)]))
-    assert ITEM.findall(block) == [
+    assert block_items(block) == [
         "user: I prefer small commits with conventional commit messages.",
         "user: Let's go with Postgres 16 for the billing database.",
         "user: We use pnpm, never npm, in this repo.",

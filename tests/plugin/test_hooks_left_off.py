@@ -7,13 +7,10 @@ a new session started without the block that says where the last one stopped.
 
 from __future__ import annotations
 
-import re
-
-from .hostkit import Project, assistant, block_text, isolated, local_project, user, wait_until
+from .hostkit import Project, assistant, block_items, block_text, isolated, local_project, user, wait_until
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
-ITEM = re.compile(r"^\d+\. ((?:user|assistant): .*?)(?: \([^()]*\))?$", re.M)  # the date left off
 MONDAY = [
     user("Set up the staging database backups.", 1),
     assistant("The nightly backup job now writes to the staging bucket.", 2),
@@ -39,7 +36,7 @@ def _retained(project: Project) -> Project:
 def test_a_new_session_is_told_where_the_last_one_stopped(local_project: Project) -> None:
     with _retained(local_project).host("wednesday") as host:
         block = block_text(host.context([user("where did we leave off?", 21)]))
-    assert ITEM.findall(block)[:5] == [
+    assert block_items(block)[:5] == [
         "user: Add rate limiting to the public API.",
         "assistant: I added a token bucket in api/limits.py; the burst traffic tests still fail.",
         "user: ok, we'll pick up the burst tests tomorrow",
@@ -57,6 +54,6 @@ def test_asked_again_inside_a_session_it_is_about_the_one_before(local_project: 
         host.agent_end(today)
         assert wait_until(lambda: project.unit_count("parse_limits") == 1)
         block = block_text(host.context([*today, user("where did we leave off?", 23)]))
-    items = ITEM.findall(block)
+    items = block_items(block)
     assert items[0] == "user: Add rate limiting to the public API.", block
     assert not any("parse_limits" in item for item in items), block
