@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
@@ -77,3 +80,42 @@ def test_a_period_holds_its_proposals_only(tmp_path: Path) -> None:
     hits = recall(retain_talks(make(tmp_path), TALKS), "what did we decide on November 24?")
     assert hits[:2] == [RELEASES, "user: yes, go ahead"]
     assert BIOME not in hits and POSTGRES not in hits
+
+
+_KINDS = st.sampled_from(["answered", "answered at length", "unanswered", "work"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions=st.lists(st.lists(_KINDS, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_every_answered_proposal_is_shown_with_its_answer_and_no_other(sessions: list[list[str]]) -> None:
+    """Whatever the sessions hold: the proposals shown for a question about decisions are the
+    answered ones, each right before its answer; one answered at length, or not at all, is not."""
+    talks, answered = [], []
+    for n, kinds in enumerate(sessions):
+        talk: list[tuple[str, str]] = []
+        for k, kind in enumerate(kinds):
+            tool = f"tool{n}x{k}"
+            if kind == "work":
+                talk += [("user", f"Rename module {tool} please."), ("assistant", f"Renamed {tool}.")]
+                continue
+            talk.append(("assistant", f"We could replace the linter with {tool}. Shall I switch?"))
+            if kind == "answered":
+                talk.append(("user", f"yes, go ahead with {tool}"))
+                answered.append(f"assistant: {talk[-2][1]}")
+            elif kind == "answered at length":
+                talk.append(("user", f"Let me first ask the team whether the build image ships {tool} at all."))
+            else:
+                talk.append(("assistant", "Never mind, it is fine as it is."))
+        talks.append((f"2026-11-{n + 10:02d}T10:00:00Z", talk))
+    limit = 2 * len(answered) + 2
+    with tempfile.TemporaryDirectory() as folder:
+        backend = retain_talks(make(Path(folder)), talks)
+        try:
+            hits = recall(backend, "what decisions did we make recently?", limit)
+        finally:
+            backend.close()
+    shown = [hit for hit in hits if proposes(hit)]
+    assert sorted(shown) == sorted(answered)
+    for proposal in shown:
+        tool = proposal.split("with ", 1)[1].split(".", 1)[0]
+        assert hits[hits.index(proposal) + 1] == f"user: yes, go ahead with {tool}"

@@ -164,3 +164,8 @@ def block_in(request: RecordedRequest) -> str:
             assert end > start, "the block reached the model cut short"
             return text[start : end + len("</hindsight-memory>")]
     return ""
+
+
+def item_lines(block: str) -> list[str]:
+    """The numbered item lines of a block as the model received it (a continuation line is none)."""
+    return [line for line in block.splitlines() if line[:1].isdigit()]

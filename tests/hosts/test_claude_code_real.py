@@ -34,6 +34,7 @@ from .real_agents import (
     block_in,
     drained,
     install_by_readme,
+    item_lines,
     runtime,
     session_report,
 )
@@ -209,7 +210,7 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     server.clear()
     claude.run("What did we decide about biome?")
     block = block_in(_model_turns(server)[-1])
-    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    items = item_lines(block)
     proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
     assert proposal is not None, block
     assert LINT_ANSWER in [*items, ""][proposal + 1], block
@@ -227,7 +228,7 @@ def test_a_new_session_is_told_where_the_last_one_stopped(setup: tuple[Claude, P
     server.clear()
     claude.run("Where did we leave off?")
     block = block_in(_model_turns(server)[-1])
-    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    items = item_lines(block)
     assert items and LIMITS_ASK in items[0], block
     assert any(LIMITS_LATER in line for line in items[1:4]), block
 

@@ -37,6 +37,7 @@ from .real_agents import (
     await_retained,
     block_in,
     install_by_readme,
+    item_lines,
     runtime,
 )
 
@@ -187,7 +188,7 @@ def test_what_do_you_remember_gets_what_the_user_said_to_keep(setup: tuple[Codex
     server.clear()
     codex.run("What do you remember?")
     block = block_in(_turns(server)[-1])
-    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    items = item_lines(block)
     assert items and PREFERENCE in items[0], block
     assert any("Add a health check endpoint to the API." in line for line in items[1:]), block
 

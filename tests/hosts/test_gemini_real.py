@@ -36,6 +36,7 @@ from .real_agents import (
     assert_only_the_turn_was_retained,
     await_retained,
     install_by_readme,
+    item_lines,
     runtime,
     session_report,
 )
@@ -195,7 +196,7 @@ def test_a_proposal_the_user_answered_is_recalled_as_a_decision(setup: tuple[Gem
     server.clear()
     gemini.run("What decisions did we make?")
     block = _block_in(_turns(server)[-1])
-    items = [line for line in block.splitlines() if line[:1].isdigit()]
+    items = item_lines(block)
     proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
     assert proposal is not None, block
     assert LINT_ANSWER in [*items, ""][proposal + 1], block
