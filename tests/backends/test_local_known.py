@@ -100,6 +100,20 @@ def test_a_memory_the_model_retained_is_shown(tmp_path: Path) -> None:
     assert recall(backend, "what do you remember?")[:2] == ["User prefers tabs over spaces in Go files.", KEPT[0]]
 
 
+def test_a_memory_the_model_retained_in_any_words_is_shown(tmp_path: Path) -> None:
+    """A retain-tool memory says what the user asked to keep, whatever its words: read through
+    the bank's documents, not by the statements' words."""
+    backend = retain_talks(make(tmp_path), [SAID, *DAY])
+    memory = item("The staging key rotates monthly.", "hh-explicit:k", timestamp="2026-11-21T10:00:00Z")
+    backend.retain_batch("b", [memory], operation_id="tool-2")
+    hits = recall(backend, "what do you remember?")
+    assert hits[0] == "The staging key rotates monthly."  # written last
+    assert hits[1:4] == KEPT
+    said_in_a_period = recall(backend, "what do you remember from November 20?")
+    assert "The staging key rotates monthly." not in said_in_a_period  # retained on the 21st
+    assert said_in_a_period[:3] == KEPT
+
+
 def test_the_limit_keeps_places_for_the_last_sessions(tmp_path: Path) -> None:
     many = ("2026-11-21T10:00:00Z", [("user", f"We always run linter {n} before a commit.") for n in range(9)])
     backend = retain_talks(make(tmp_path), [SAID, many, *DAY])

@@ -198,7 +198,8 @@ class LocalRecall(LocalVectorWiring):
                     conn, candidates, filters, (kept_cues(request.query), period), limit, states=states_kept
                 )
                 answered = self._add_answered_proposals(conn, candidates, filters, period, limit)
-                kept = sorted([*kept, *answered], reverse=True)[:limit]  # newest written first (ADR 224)
+                retained = self._add_retained_memories(conn, candidates, filters, period, limit)
+                kept = sorted({*kept, *answered, *retained}, reverse=True)[:limit]  # newest written first
                 worked = self._add_session_openers(
                     conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live
                 )
@@ -395,6 +396,33 @@ class LocalRecall(LocalVectorWiring):
         stating = list(islice((row for row in rows if states(str(row[-1]))), need))
         join_unranked(candidates, stating)
         return [int(row[K_ROWID]) for row in stating]
+
+    def _add_retained_memories(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        window: tuple[float, float] | None,
+        need: int,
+    ) -> list[int]:
+        """The last written ``need`` memories the retain tool wrote (ADR 223: what the model was asked
+        to keep, in whatever words), added as candidates with no rank unless they are candidates
+        already; returns their rowids, newest written first. ``window``: the question's period.
+
+        Read through the bank's documents, one unit each (a memory is a document of its own, its
+        first unit at seq 0): a walk of the bank's units by date would read all of them when it
+        holds few such memories (21 ms at 10,000 units), this reads one row a document."""
+        where, params = filters.where()
+        when = [] if window is None else [iso_from_epoch(window[0]), iso_from_epoch(window[1])]
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM documents AS d CROSS JOIN units AS u INDEXED BY units_by_document "
+            "ON u.bank_id = d.bank_id AND u.document_id = d.document_id AND u.seq = 0 "
+            f"WHERE d.bank_id = ? AND u.source = 'tool'{' AND u.created_at >= ? AND u.created_at < ?' if when else ''}"
+            f"{where} ORDER BY u.rowid DESC LIMIT ?",
+            [filters.bank_id, *when, *params, need],
+        ).fetchall()
+        join_unranked(candidates, rows)
+        return [int(row[K_ROWID]) for row in rows]
 
     def _add_answered_proposals(
         self,
