@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_activity import asks_what_was_done
 from hindsight_hooks.backends.local_text import query_terms
-from tests.backends.test_local_support import make, retain_talks, texts_recalled, words_of_the_period
+from hindsight_hooks.timefmt import epoch_from_iso
+from tests.backends.test_local_support import item, make, retain_talks, texts_recalled, words_of_the_period
 
 ASKED_ON = "2026-12-01T12:00:00Z"  # a Tuesday; "yesterday" is Monday 30 November
 TASKS = ("Migrate the billing cron to the new scheduler.", "Fix the flaky login test on CI.",
@@ -86,4 +88,37 @@ def test_lately_is_told_by_the_last_sessions(tmp_path: Path, question: str) -> N
         f"user: {TASKS[1]}",
         f"user: {TASKS[0]}",
         "user: Set up the staging database backups.",
+    ]
+
+
+def _said_at(backend: LocalBackend, document: str, said: list[tuple[str, str, str]]) -> None:
+    """One session ``document`` of messages ``(role, text, when)``, each said at its own time."""
+    messages = [{"role": role, "content": text, "timestamp": (epoch_from_iso(when) or 0.0) * 1000}
+                for role, text, when in said]  # fmt: skip
+    backend.retain_batch("b", [item(json.dumps(messages), document, source="auto")], operation_id=document)
+
+
+def test_a_resumed_session_does_not_hide_the_sessions_since_it_began(tmp_path: Path) -> None:
+    """Session a began on 2 November and was resumed today; b was said on 20 November. Before, the
+    walk went on from a's start, so b, said inside a's span, was passed over."""
+    backend = make(tmp_path)
+    _said_at(backend, "a", [("user", "Port the importer to the new API.", "2026-11-02T10:00:00Z"),
+                            ("assistant", "Started on the importer.", "2026-11-02T10:01:00Z"),
+                            ("user", "Let's finish the importer port today.", "2026-12-01T09:00:00Z")])  # fmt: skip
+    _said_at(backend, "b", [("user", "Fix the flaky login test on CI.", "2026-11-20T10:00:00Z")])
+    assert recall(backend, "what have we been working on lately?")[:2] == [
+        "user: Port the importer to the new API.",
+        "user: Fix the flaky login test on CI.",
+    ]
+
+
+def test_two_sessions_said_side_by_side_are_both_told(tmp_path: Path) -> None:
+    """Two agents at once: their messages interleave, and each session gives its request."""
+    backend = make(tmp_path)
+    _said_at(backend, "a", [("user", "Write the release notes for 2.4.", "2026-11-30T09:00:00Z"),
+                            ("user", "Add the changelog link too.", "2026-11-30T11:00:00Z")])  # fmt: skip
+    _said_at(backend, "b", [("user", "Migrate the billing cron to the new scheduler.", "2026-11-30T10:00:00Z")])
+    assert recall(backend, "what did we do yesterday?")[:2] == [
+        "user: Write the release notes for 2.4.",
+        "user: Migrate the billing cron to the new scheduler.",
     ]
