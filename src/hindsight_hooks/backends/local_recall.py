@@ -74,7 +74,7 @@ from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
 from .local_successors import specific, with_successors
 from .local_text import StemFinder, content_words, query_terms, term_key
-from .local_time import asks_for_recent, date_numbers, newer_first, period_words, time_window
+from .local_time import asks_for_first, asks_for_recent, date_numbers, newer_first, period_words, time_window
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .local_windows import ASSISTANT_PREFIX, USER_PREFIX, neighbour_of
@@ -286,12 +286,18 @@ class LocalRecall(LocalVectorWiring):
             # A session walk (ADRs 221, 222) shows what was said in the order it was said: no change
             # is put above what it replaced.
             walked = isinstance(first, list)
-            if period is None and chosen and not walked:  # a change said in other words than the question's (ADR 209)
+            # "When did we first …?", "how long did … take?" (ADR 226): what was said first, then what
+            # followed; a newer change is not put above what it replaced.
+            from_the_start = not walked and asks_for_first(request.query)
+            newest_above = period is None and not walked and not from_the_start
+            if newest_above and chosen:  # a change said in other words than the question's (ADR 209)
                 chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
+            if from_the_start:
+                chosen.sort(key=said_epoch)
             # When a decision changed, the statement that holds now comes first; both stay (ADR 118).
             # Not for a question about a period ("what was the limit in March?"): that asks what held
             # then, and the fused order already weighs what was said then (ADR 180).
-            if period is None and not walked:
+            if newest_above:
                 chosen = newer_first(
                     chosen,
                     text=lambda c: c.content,

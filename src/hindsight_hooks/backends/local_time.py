@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from ..timefmt import utc_offset_s
-from .local_text import STOP_WORDS, fts_tokens, porter_stem, says_other_language_words, without_role_label
+from .local_text import STOP_WORDS, fold, fts_tokens, porter_stem, says_other_language_words, without_role_label
 from .local_time_periods import (
     NUMBER_PATTERNS,
     TO_COME,
@@ -333,6 +333,32 @@ def asks_for_recent(query: str) -> bool:
     about three weeks of chat alike, and an age penalty on it pushed older evidence out.
     """
     return any(_RECENT.search(end) is not None for end in query_ends(query))
+
+
+# A question about the first time, or about how long something went on (accents folded): "when did
+# we first talk about the billing migration?", "what did we originally decide?", "how long did the
+# migration take?", "since when do we use pnpm?", and the same in the other nine languages.
+_FIRST = re.compile(
+    r"\bwhen\s+\w+\s+(?:\w+\s+)?first\b|\bfirst\s+time\b|\boriginally\b|\binitially\b|\bat\s+first\b"
+    r"|\bin\s+the\s+beginning\b|\bfirst\s+(?:mentioned|talked|discussed|said|decided|started|brought|came)\b"
+    r"|\bhow\s+long\s+(?:did|has|have|had|was|were)\b|\bsince\s+when\b"
+    r"|\bwhen\s+did\s+(?:we|i|you)\s+(?:start|begin)\b"
+    r"|\bzum\s+ersten\s+mal\b|\berstmals\b|\bursprunglich\b|\banfangs\b|\bseit\s+wann\b|\bwie\s+lange\b"
+    r"|\bpour\s+la\s+premiere\s+fois\b|\ba\s+l'origine\b|\bau\s+debut\b|\bdepuis\s+quand\b|\bcombien\s+de\s+temps\b"
+    r"|\bpor\s+primera\s+vez\b|\boriginalmente\b|\bal\s+principio\b|\bdesde\s+cuando\b|\bcuanto\s+tiempo\b"
+    r"|\bper\s+la\s+prima\s+volta\b|\ball'inizio\b|\boriginariamente\b|\bda\s+quando\b|\bquanto\s+tempo\b"
+    r"|\bpela\s+primeira\s+vez\b|\bno\s+inicio\b|\bdesde\s+quando\b"
+    r"|\bvoor\s+het\s+eerst\b|\boorspronkelijk\b|\baanvankelijk\b|\bsinds\s+wanneer\b|\bhoe\s+lang\b"
+    r"|(?:в\s+первыи\s+раз|впервые|изначально|сначала|с\s+каких\s+пор|как\s+долго)"
+    r"|\bpo\s+raz\s+pierwszy\b|\bpierwotnie\b|\bna\s+poczatku\b|\bod\s+kiedy\b|\bjak\s+dlugo\b"
+    r"|(?:вперше|спочатку|спершу|відколи|як\s+довго)"
+)
+
+
+def asks_for_first(query: str) -> bool:
+    """Does ``query`` ask when something began, or how long it went on? Its answer is what was said
+    first about it, and then what followed: the block is shown oldest first (ADR 226)."""
+    return _FIRST.search(fold(query)) is not None
 
 
 # -- change of mind ------------------------------------------------------------------------------------

@@ -1,0 +1,67 @@
+"""A question about the first time, or about how long something went on, is answered oldest first (ADR 226)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_hooks.backends.local_time import asks_for_first
+from tests.backends.test_local_support import make, retain_talks, texts_recalled
+
+ASKED_ON = "2026-12-01T15:00:00Z"
+STARTED = "user: Start the billing migration: move invoices to the new schema."
+GOING = "user: Continue the billing migration with the refunds table."
+DONE = "user: Finish the billing migration and drop the old tables."
+TALKS = [
+    ("2026-09-03T10:00:00Z", [("user", STARTED[6:]), ("assistant", "Created the new invoices schema.")]),
+    ("2026-10-05T10:00:00Z", [("user", GOING[6:]), ("assistant", "Refunds moved.")]),
+    ("2026-11-12T10:00:00Z", [("user", DONE[6:]), ("assistant", "Old billing tables dropped.")]),
+    ("2026-11-20T10:00:00Z", [("user", "Add retries to the email sender."), ("assistant", "Added three retries.")]),
+]
+CACHE = [
+    ("2026-10-01T10:00:00Z", [("user", "Let's use Redis for the session cache.")]),
+    ("2026-11-15T10:00:00Z", [("user", "Switch the session cache from Redis to Valkey.")]),
+]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["when did we first talk about the billing migration?", "what did we originally decide about the cache?",
+     "how long did the billing migration take?", "since when do we use pnpm?", "when did we start the migration?",
+     "what was the cache at first?", "Wann haben wir zum ersten Mal über Billing gesprochen?",
+     "Depuis quand utilise-t-on pnpm ?", "¿Cuándo hablamos por primera vez de la migración?",
+     "Когда мы впервые обсуждали миграцию?", "Od kiedy używamy pnpm?"],
+)  # fmt: skip
+def test_a_question_about_the_first_time(question: str) -> None:
+    assert asks_for_first(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what is the first step of the deploy?", "when did we last deploy?", "first, run the tests",
+     "which database do we use?", "how do we run the first migration?"],
+)  # fmt: skip
+def test_other_questions_are_not(question: str) -> None:
+    assert not asks_for_first(question)
+
+
+def test_the_first_time_is_shown_first(tmp_path: Path) -> None:
+    """Before: the finish of November first, the start of September third."""
+    backend = retain_talks(make(tmp_path), TALKS)
+    hits = texts_recalled(backend, "when did we first talk about the billing migration?", ASKED_ON, 4)
+    assert [h for h in hits if h.startswith("user: ")] == [STARTED, GOING, DONE]
+    assert hits[0] == STARTED
+    assert texts_recalled(backend, "which billing migration steps are left?", ASKED_ON, 4)[0] == DONE  # as before
+
+
+def test_what_was_decided_originally_comes_before_the_change(tmp_path: Path) -> None:
+    """ADR 118 puts the statement that holds now first; asked what held originally, the first one."""
+    backend = retain_talks(make(tmp_path), CACHE)
+    assert texts_recalled(backend, "what did we originally decide for the session cache?", ASKED_ON, 4) == [
+        "user: Let's use Redis for the session cache.",
+        "user: Switch the session cache from Redis to Valkey.",
+    ]
+    assert texts_recalled(backend, "what do we use for the session cache?", ASKED_ON, 4)[0] == (
+        "user: Switch the session cache from Redis to Valkey."
+    )
