@@ -269,3 +269,24 @@ def test_the_readme_install_line_as_written_gives_pi_memory(tmp_path: Path, pi: 
     offered = {tool["function"]["name"] for tool in (chats(model)[0].body or {}).get("tools", [])}
     assert "hindsight_recall" in offered
     assert any("Postgres 16" in text for text in stored_texts(world))
+
+
+def test_asked_when_something_began_pi_gets_the_oldest_first(tmp_path: Path, pi: Path, model: ModelServer) -> None:
+    """ADR 226 through the real host: two sessions about the billing migration, its start and then its
+    end; a third session's "When did we first talk about …?" sends a block whose first item is the start."""
+    started = "Start the billing migration: move the invoices to the new schema."
+    finished = "Finish the billing migration and drop the old invoice tables."
+    world = PiWorld(tmp_path, model.url, LOCAL)
+    for said in (started, finished):
+        with PiRpc(world, pi) as session:
+            session.prompt(said)
+            assert session.close() == 0
+    model.clear()
+    with PiRpc(world, pi) as asking:
+        asking.prompt("When did we first talk about the billing migration?")
+        assert asking.close() == 0
+    (request,) = chats(model)
+    (block,) = blocks_in(request)
+    text = message_text(block)
+    assert started in text and finished in text
+    assert text.index(started) < text.index(finished), text
