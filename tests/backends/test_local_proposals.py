@@ -119,3 +119,14 @@ def test_every_answered_proposal_is_shown_with_its_answer_and_no_other(sessions:
     for proposal in shown:
         tool = proposal.split("with ", 1)[1].split(".", 1)[0]
         assert hits[hits.index(proposal) + 1] == f"user: yes, go ahead with {tool}"
+
+
+def test_a_period_written_out_of_order_is_read_whole(tmp_path: Path) -> None:
+    """A session imported late is written after newer ones: the period's rowids are read from the
+    date index, so a decision said in it is found however late it was written."""
+    late = ("2026-11-03T10:00:00Z", [("user", "Let's go with Fly.io for the preview deploys.")])
+    backend = retain_talks(make(tmp_path), [*TALKS, late])
+    assert recall(backend, "what did we decide on November 3?")[:1] == [
+        "user: Let's go with Fly.io for the preview deploys."
+    ]
+    assert recall(backend, "what did we decide on November 24?")[:2] == [RELEASES, "user: yes, go ahead"]
