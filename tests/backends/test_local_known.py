@@ -12,8 +12,16 @@ from hindsight_hooks.backends.base import InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_known import asks_what_is_known, states_kept
 from hindsight_hooks.backends.local_rank import Candidate, these_first
+from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
-from tests.backends.test_local_support import item, make, retain_talks, texts_recalled, words_of_the_period
+from tests.backends.test_local_support import (
+    item,
+    make,
+    retain_talks,
+    texts_recalled,
+    with_vectors_in_memory,
+    words_of_the_period,
+)
 
 ASKED_ON = "2026-12-01T15:00:00Z"
 PNPM = "We use pnpm, never npm, in this repo."
@@ -78,9 +86,14 @@ def test_what_a_unit_states_to_keep(content: str, kept: bool) -> None:
     assert states_kept(content) is kept
 
 
-def test_what_was_said_to_keep_comes_first_then_the_last_sessions(tmp_path: Path) -> None:
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_what_was_said_to_keep_comes_first_then_the_last_sessions(tmp_path: Path, semantic: bool) -> None:
     """Before: nothing at all for "what do you remember?" (no stored message says "remember")."""
-    backend = retain_talks(make(tmp_path), [SAID, EARLIER, *DAY])
+    backend = retain_talks(
+        make(tmp_path, semantic=StaticEmbedder()) if semantic else make(tmp_path), [SAID, EARLIER, *DAY]
+    )
+    if semantic:
+        with_vectors_in_memory(backend, "pnpm")
     for question in ("what do you remember?", "what do you know about me?", "Was weißt du über mich?"):
         assert recall(backend, question) == [*KEPT, *WORKED], question
 

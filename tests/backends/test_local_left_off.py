@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from hindsight_hooks.backends.base import BankSpec, InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_activity import asks_where_we_left_off
+from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
-from tests.backends.test_local_support import make, retain_talks, texts_recalled, words_of_the_period
+from tests.backends.test_local_support import (
+    make,
+    retain_talks,
+    texts_recalled,
+    with_vectors_in_memory,
+    words_of_the_period,
+)
 
 ASKED_ON = "2026-12-01T15:00:00Z"
 LAST = (
@@ -66,10 +73,15 @@ def test_a_question_with_a_subject_of_its_own_is_searched_as_before(question: st
     assert not asks_where_we_left_off(question, words_of_the_period(question, ASKED_ON))
 
 
-def test_the_last_session_is_shown_from_its_request_to_how_it_ended(tmp_path: Path) -> None:
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_the_last_session_is_shown_from_its_request_to_how_it_ended(tmp_path: Path, semantic: bool) -> None:
     """Before: nothing at all for "where did we leave off?" (no unit says "leave"), and the
     "where were we?" of stop words only was not searched."""
-    backend = retain_talks(make(tmp_path), [EARLIER, *DAY, LAST])
+    backend = retain_talks(
+        make(tmp_path, semantic=StaticEmbedder()) if semantic else make(tmp_path), [EARLIER, *DAY, LAST]
+    )
+    if semantic:
+        with_vectors_in_memory(backend, "limits")
     for question in ("where did we leave off?", "where were we?", "Wo waren wir stehen geblieben?"):
         hits = recall(backend, question)
         assert hits[:4] == [OPENED, *ENDED], question  # the tool's log and the "thanks" are no ending

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from hindsight_hooks.backends.base import RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_decisions import proposes
-from tests.backends.test_local_support import make, retain_talks, texts_recalled
+from hindsight_hooks.backends.semantic import StaticEmbedder
+from tests.backends.test_local_support import make, retain_talks, texts_recalled, with_vectors_in_memory
 
 ASKED_ON = "2026-12-01T15:00:00Z"
 RELEASES = "assistant: We could cut a release every week, on Thursdays. Should I set that up?"
@@ -51,9 +52,13 @@ def test_what_proposes_a_choice(content: str, proposal: bool) -> None:
     assert proposes(content) is proposal
 
 
-def test_an_answered_proposal_is_a_decision_shown_with_its_answer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_an_answered_proposal_is_a_decision_shown_with_its_answer(tmp_path: Path, semantic: bool) -> None:
     """Before: "what decisions did we make recently?" showed the Postgres line alone."""
-    hits = recall(retain_talks(make(tmp_path), TALKS), "what decisions did we make recently?")
+    backend = retain_talks(make(tmp_path, semantic=StaticEmbedder()) if semantic else make(tmp_path), TALKS)
+    if semantic:
+        with_vectors_in_memory(backend, "eslint")
+    hits = recall(backend, "what decisions did we make recently?")
     assert hits[:5] == [POSTGRES, BIOME, "user: no, keep eslint for now", RELEASES, "user: yes, go ahead"]
     assert "assistant: The tests pass. Shall I commit?" not in hits  # a yes to no choice decides nothing
     assert not any("pnpm" in hit for hit in hits)  # answered in many words of its own: not a decision yet
