@@ -169,3 +169,14 @@ def test_the_agents_words_and_a_tools_output_are_never_kept(text: str) -> None:
     assert not states_kept(f"assistant: {text}")
     assert not states_kept(f"toolResult: {text}")
     assert not states_kept(f"user: {text.rstrip()}?")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    question=st.sampled_from(ASKED),
+    subject=st.sampled_from(["billing", "cache", "deploy", "router", "schema", "invoices", "parser"]),
+)
+def test_a_subject_added_to_any_form_makes_it_a_search(question: str, subject: str) -> None:
+    """ "What do you know about the billing service?" asks about it: searched as before."""
+    asked = f"{question.rstrip('?？ ')} about the {subject} service?"
+    assert not asks_what_is_known(asked, words_of_the_period(asked, ASKED_ON))

@@ -176,3 +176,11 @@ def test_the_walk_shows_the_last_session_then_the_ones_before_in_order(
             assert recall(backend, "where did we leave off?", limit, seen) == expected[:limit]
         finally:
             backend.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(question=st.sampled_from(ASKED), subject=st.sampled_from(_WORDS), joint=st.sampled_from(["with", "on", "about"]))
+def test_a_subject_added_to_any_form_makes_it_a_search(question: str, subject: str, joint: str) -> None:
+    """ "Where did we leave off with the billing?" asks about the billing: searched as before."""
+    asked = f"{question.rstrip('?？ ')} {joint} the {subject}?"
+    assert not asks_where_we_left_off(asked, words_of_the_period(asked, ASKED_ON))
