@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from functools import cache, partial
 from itertools import islice
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -95,6 +95,8 @@ def answered_terms(cand: Candidate) -> str:
 # A question about decisions reads this many times its candidate count of the units last written
 # that say a decision's words, and keeps those that state one.
 DECISION_READ_FACTOR = 4
+# The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``).
+ShownFirst = Literal["decisions", "known", "left off", "done"]
 # A period of at most this many units bounds those searches by its rowids (``_said_in``).
 PERIOD_BOUND_UNITS = 5000
 
@@ -185,43 +187,23 @@ class LocalRecall(LocalVectorWiring):
             # stated are candidates, in its period if it names one, and go first.
             about_decisions = asks_about_decisions(request.query)
             decisions = about_decisions and asks_only_about_decisions(terms, of_the_period)
-            first: set[int] | list[int] = set()  # the units to show ahead of the others
-            # The FTS5 statements of decisions and things to keep read the period's units only.
-            during = self._said_in(conn, bank_id, period) if decisions or known else None
-            if decisions and during is not None:  # and the agent's proposals the user answered (ADR 224)
-                first = set(self._add_stated(conn, candidates, filters, (decision_cues(request.query), during), limit))
-                first.update(self._add_answered_proposals(conn, candidates, filters, during, limit))
-            # A question about what was done in a period, and nothing else (ADR 221): each session's
-            # first request in the period goes first; "lately" and "recently" ask for the last sessions.
             # Read once: the fusion below weighs age by it too (ADR 160).
             asks_recent = asks_for_recent(request.query)
-            lately = (0.0, reference + 1.0)
-            live = request.in_context.document_id if request.in_context is not None else None
-            if known and not decisions:
-                kept = [] if during is None else [
-                    *self._add_stated(conn, candidates, filters, (kept_cues(request.query), during), limit,
-                                      states=states_kept),
-                    *self._add_answered_proposals(conn, candidates, filters, during, limit),
-                ]  # fmt: skip
-                retained = self._add_retained_memories(conn, candidates, filters, period, limit)
-                kept = sorted({*kept, *retained}, reverse=True)[:limit]  # newest written first
-                worked = self._add_session_openers(
-                    conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live
-                )
-                head = max(1, limit - len(worked))  # the last sessions keep their places in the block
-                first = [*kept[:head], *worked, *kept[head:]]
-            elif not decisions and resume:
-                # The session before this one, its first request and how it ended, then the first
-                # requests of the sessions before it.
-                first = self._add_session_openers(
-                    conn, candidates, filters, period or lately, limit, live=live, ending=ENDING_UNITS
-                )
-            elif (
-                not decisions
-                and (period is not None or asks_recent)
+            # A question about the past that names no subject: what it asks for goes first.
+            kind: ShownFirst | None = (
+                "decisions" if decisions
+                else "known" if known
+                else "left off" if resume
+                else "done" if (period is not None or asks_recent)
                 and asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word)
-            ):
-                first = self._add_session_openers(conn, candidates, filters, period or lately, limit)
+                else None
+            )  # fmt: skip
+            live = request.in_context.document_id if request.in_context is not None else None
+            first = (
+                self._first_shown(conn, candidates, filters, kind, (request.query, period, reference, live, limit))
+                if kind is not None
+                else set()
+            )
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -311,6 +293,51 @@ class LocalRecall(LocalVectorWiring):
                     names=partial(specific, search),
                 )
         return RecallResult(hits=[hit_of(c) for c in chosen])
+
+    def _first_shown(
+        self,
+        conn: sqlite3.Connection,
+        candidates: list[Candidate],
+        filters: Filters,
+        kind: ShownFirst,
+        asked: tuple[str, tuple[float, float] | None, float, str | None, int],
+    ) -> set[int] | list[int]:
+        """The units a question about the past that names no subject is answered by, added as
+        candidates: a set to show first in the ranking's order, or a list in its own order.
+
+        - ``decisions`` (ADR 220): the decisions stated, and the proposals the user answered (ADR 224);
+        - ``known`` (ADR 223): what the user said to keep, newest written first, then the first
+          requests of the last sessions;
+        - ``left off`` (ADR 222): the session before the asking one, from its first request to how it
+          ended, then the first requests of the sessions before it;
+        - ``done`` (ADR 221): the first request of each of the period's (or the last) sessions.
+
+        ``asked``: the query, its period, the time it is asked at, the asking session's document
+        and the recall's limit."""
+        query, period, reference, live, limit = asked
+        lately = (0.0, reference + 1.0)
+        if kind == "left off":
+            return self._add_session_openers(
+                conn, candidates, filters, period or lately, limit, live=live, ending=ENDING_UNITS
+            )
+        if kind == "done":
+            return self._add_session_openers(conn, candidates, filters, period or lately, limit)
+        # The FTS5 searches of statements read the period's units only; None: the period holds none.
+        during = self._said_in(conn, filters.bank_id, period)
+        if kind == "decisions":
+            if during is None:
+                return set()
+            stated = self._add_stated(conn, candidates, filters, (decision_cues(query), during), limit)
+            return {*stated, *self._add_answered_proposals(conn, candidates, filters, during, limit)}
+        kept = self._add_retained_memories(conn, candidates, filters, period, limit)
+        if during is not None:
+            said = (kept_cues(query), during)
+            kept += self._add_stated(conn, candidates, filters, said, limit, states=states_kept)
+            kept += self._add_answered_proposals(conn, candidates, filters, during, limit)
+        kept = sorted(set(kept), reverse=True)[:limit]  # newest written first
+        worked = self._add_session_openers(conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live)
+        head = max(1, limit - len(worked))  # the last sessions keep their places in the block
+        return [*kept[:head], *worked, *kept[head:]]
 
     def _acknowledged(
         self, conn: sqlite3.Connection, filters: Filters, replies: list[Candidate]
@@ -513,10 +540,10 @@ class LocalRecall(LocalVectorWiring):
         last messages follow its first request, in the order they were said (ADR 222).
 
         Session by session, the one said in last first: the newest unit of a session not walked
-        yet names it, and its first unit in the window and its first request are read through the
-        document index. A few small statements a session, however many units the period holds
-        ("last year" holds a year of them); the date index skips only the walked sessions' units.
-        Two sessions said side by side (two agents at once) are both walked."""
+        yet names it, and its first request (and its ending) is read through the document index.
+        A few small statements a session, however many units the period holds ("last year" holds a
+        year of them); the date index skips only the walked sessions' units. Two sessions said side
+        by side (two agents at once) are both walked (ADR 225)."""
         where, params = filters.where()
         start, end = iso_from_epoch(window[0]), iso_from_epoch(window[1])
         passed = [] if live is None else [live]  # the sessions walked, and the asking one
