@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BankSpec, InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_activity import asks_where_we_left_off
+from hindsight_hooks.backends.local_activity import asks_what_is_next, asks_where_we_left_off
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
 from tests.backends.test_local_support import (
@@ -184,3 +184,33 @@ def test_a_subject_added_to_any_form_makes_it_a_search(question: str, subject: s
     """ "Where did we leave off with the billing?" asks about the billing: searched as before."""
     asked = f"{question.rstrip('?？ ')} {joint} the {subject}?"
     assert not asks_where_we_left_off(asked, words_of_the_period(asked, ASKED_ON))
+
+
+NEXT = ["what's next?", "what's left to do?", "what should we do next?", "any open items?", "next steps?",
+        "Was ist noch offen?", "Qu'est-ce qui reste à faire ?", "¿Qué queda por hacer?", "Cosa resta da fare?",
+        "Wat moet er nog gebeuren?", "Что осталось?", "Co dalej?", "Що далі?"]  # fmt: skip
+
+
+@pytest.mark.parametrize("question", NEXT)
+def test_a_question_about_what_is_left_to_do(question: str) -> None:
+    assert asks_what_is_next(question, words_of_the_period(question, ASKED_ON))
+
+
+@pytest.mark.parametrize(
+    "question", ["what's left of the billing migration?", "what are the next steps for the release?", "next?!"]
+)
+def test_what_is_left_of_a_subject_is_searched(question: str) -> None:
+    assert not asks_what_is_next(question, words_of_the_period(question, ASKED_ON))
+
+
+def test_what_is_next_opening_a_session_is_where_we_left_off(tmp_path: Path) -> None:
+    """As a session's first prompt "what's next?" asks where the last one stopped; inside a session
+    it asks about the work in view, and is searched by its words as before."""
+    backend = retain_talks(make(tmp_path), [*DAY, LAST])
+    opening = InContext("s9", [{"role": "user", "content": "what's next?"}])
+    assert recall(backend, "what's next?", seen=opening)[:4] == [OPENED, *ENDED]
+    inside = InContext("s9", [{"role": "user", "content": "Rename the helper."},
+                              {"role": "assistant", "content": "Renamed."},
+                              {"role": "user", "content": "what's next?"}])  # fmt: skip
+    assert OPENED not in recall(backend, "what's next?", seen=inside)
+    assert OPENED not in recall(backend, "what's next?")  # a tool's recall: no session in view

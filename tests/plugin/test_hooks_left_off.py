@@ -57,3 +57,15 @@ def test_asked_again_inside_a_session_it_is_about_the_one_before(local_project: 
     items = block_items(block)
     assert items[0] == "user: Add rate limiting to the public API.", block
     assert not any("parse_limits" in item for item in items), block
+
+
+def test_whats_next_opening_a_session_is_told_how_the_last_one_ended(local_project: Project) -> None:
+    with _retained(local_project).host("wednesday") as host:
+        block = block_text(host.context([user("what's next?", 21)]))
+    items = block_items(block)
+    assert items[:4] == [
+        "user: Add rate limiting to the public API.",
+        "assistant: I added a token bucket in api/limits.py; the burst traffic tests still fail.",
+        "user: ok, we'll pick up the burst tests tomorrow",
+        "assistant: Noted: the burst tests are left to fix.",
+    ], block

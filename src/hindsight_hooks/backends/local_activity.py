@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .local_text import fold, query_terms
 from .local_time import period_words, time_window
@@ -70,6 +71,20 @@ _RESUMING_WORDS = frozenset((
     "us", "me", "back", "get", "give", "ask", "asked", "say", "said", "told", "talk", "talked", "discuss",
     "discussed",
 ))  # fmt: skip
+# What is left to do, asked as a session's first prompt (ADR 222): "what's next?", "what's left to
+# do?", "any open items?", and the same in the other nine languages (folded). Inside a session the
+# same words ask about the work the model reads, so they count only as its first prompt.
+_ASKS_WHAT_IS_NEXT = re.compile(
+    r"\bwhat(?:'s|’s|\s+is|\s+are)\s+(?:next|left|pending|remaining|outstanding|still\s+open)\b"
+    r"|\bwhat\s+(?:should|do|shall)\s+(?:we|i)\s+do\s+next\b|\bnext\s+steps?\b|\bwhat\s+remains\b"
+    r"|\b(?:any\s+)?(?:open|pending)\s+(?:items|tasks|todos|points)\b"
+    r"|\bwas\s+steht\s+an\b|\bwas\s+ist\s+(?:noch\s+)?offen\b|\bwie\s+geht\s+es\s+weiter\b"
+    r"|\bqu'est[\s-]+ce\s+qui\s+reste(?:\s+a\s+faire)?\b|\bet\s+ensuite\b|\bla\s+suite\b"
+    r"|\bque\s+(?:sigue|falta|queda)(?:\s+por\s+hacer)?\b|\bcosa\s+(?:resta|manca)(?:\s+da\s+fare)?\b"
+    r"|\bo\s+que\s+(?:falta|vem\s+agora)(?:\s+fazer)?\b"
+    r"|\bwat\s+(?:moet\s+er\s+nog(?:\s+gebeuren|\s+gedaan\s+worden)?|is\s+de\s+volgende\s+stap)\b"
+    r"|\bчто\s+(?:дальше|осталось)\b|\bco\s+(?:dalej|zostalo)\b|\bщо\s+(?:далі|залишилося)\b"
+)
 # "Where were we on it?", "where did we leave off with that?": a pronoun names a subject of the talk.
 _ABOUT_IT = re.compile(r"\b(?:on|with|about|regarding|for|in)\s+(?:it|that|this|them|these|those)\b")
 # How many of the last session's last messages show where it ended.
@@ -88,6 +103,25 @@ def asks_where_we_left_off(query: str, is_time_word: Callable[[str], bool]) -> b
     return all(
         term in _RESUMING_WORDS or _ASKS_ACTIVITY.fullmatch(term) is not None or is_time_word(term) for term in rest
     )
+
+
+def asks_what_is_next(query: str, is_time_word: Callable[[str], bool]) -> bool:
+    """Whether ``query`` asks what is left to do and about nothing else ("what's next?"; "what's left
+    of the billing migration?" has a subject). The store takes it for "where did we leave off?"
+    only as a session's first prompt (ADR 222)."""
+    folded = fold(query)
+    if _ASKS_WHAT_IS_NEXT.search(folded) is None or _ABOUT_IT.search(folded) is not None:
+        return False
+    rest = query_terms(_ASKS_WHAT_IS_NEXT.sub(" ", folded))
+    return all(
+        term in _RESUMING_WORDS or _ASKS_ACTIVITY.fullmatch(term) is not None or is_time_word(term) for term in rest
+    )
+
+
+def opens_a_session(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the messages a host sends with a prompt are that prompt alone: no earlier turn of
+    the user or the agent (a system message aside), so the prompt opens its session."""
+    return sum(1 for m in messages if isinstance(m, Mapping) and m.get("role") in {"user", "assistant"}) <= 1
 
 
 def asks_where_we_left_off_now(text: str) -> bool:

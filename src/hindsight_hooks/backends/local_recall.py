@@ -20,7 +20,14 @@ import orjson
 from ..timefmt import epoch_from_iso, iso_from_epoch
 from .base import BackendError, RecallRequest, RecallResult, ReflectRequest, ReflectResult
 from .local_abbrev import said_counterparts, with_counterparts
-from .local_activity import ENDING_UNITS, OPENER_MIN_CHARS, asks_what_was_done, asks_where_we_left_off
+from .local_activity import (
+    ENDING_UNITS,
+    OPENER_MIN_CHARS,
+    asks_what_is_next,
+    asks_what_was_done,
+    asks_where_we_left_off,
+    opens_a_session,
+)
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
 from .local_decisions import (
@@ -149,7 +156,10 @@ class LocalRecall(LocalVectorWiring):
         end = None if timeout_s is None else time.monotonic() + timeout_s
         of_the_period = period_words(request.query, reference, period)
         # "Where did we leave off?" (ADR 222): a question said in words no unit is searched by.
-        resume = asks_where_we_left_off(request.query, of_the_period)
+        opening = request.in_context is not None and opens_a_session(request.in_context.messages)
+        resume = asks_where_we_left_off(request.query, of_the_period) or (
+            opening and asks_what_is_next(request.query, of_the_period)  # "what's next?" to begin a session
+        )
         # "What do you remember?" (ADR 223): what the user said to keep, then what they worked on.
         known = not resume and asks_what_is_known(request.query, of_the_period)
         with self._read("recall", timeout_s, signal) as conn:
