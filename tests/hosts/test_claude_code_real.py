@@ -233,6 +233,24 @@ def test_a_new_session_is_told_where_the_last_one_stopped(setup: tuple[Claude, P
     assert any(LIMITS_LATER in line for line in items[1:4]), block
 
 
+def test_whats_next_opening_a_session_is_told_where_the_last_one_stopped(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    """ADR 222 through the real host: "What's next?" as a new session's first prompt, whose
+    messages hold no earlier turn, gets the last session's request and how it was left."""
+    claude, project, server = setup
+    first = claude.run(LIMITS_ASK)
+    await_retained(project, "rate limiting", "the session's request was not retained")
+    claude.run(LIMITS_LATER, "--resume", first["session_id"])
+    await_retained(project, "burst tests", "how the session was left was not retained")
+    server.clear()
+    claude.run("What's next?")
+    block = block_in(_model_turns(server)[-1])
+    items = item_lines(block)
+    assert items and LIMITS_ASK in items[0], block
+    assert any(LIMITS_LATER in line for line in items[1:4]), block
+
+
 def test_the_installed_slash_command_switches_that_session_to_read_only(
     setup: tuple[Claude, Project, ModelServer],
 ) -> None:
