@@ -96,23 +96,23 @@ def asks_where_we_left_off(query: str, is_time_word: Callable[[str], bool]) -> b
     of the phrases above, and every word it says besides is a word of asking or carrying on, of
     doing, or of its period ("where did we leave off with the billing migration?" has a subject,
     and is searched as before)."""
-    folded = fold(query)
-    if _ASKS_WHERE_WE_LEFT.search(folded) is None or _ABOUT_IT.search(folded) is not None:
-        return False
-    rest = query_terms(_ASKS_WHERE_WE_LEFT.sub(" ", folded))
-    return all(
-        term in _RESUMING_WORDS or _ASKS_ACTIVITY.fullmatch(term) is not None or is_time_word(term) for term in rest
-    )
+    return _asks_only(_ASKS_WHERE_WE_LEFT, query, is_time_word)
 
 
 def asks_what_is_next(query: str, is_time_word: Callable[[str], bool]) -> bool:
     """Whether ``query`` asks what is left to do and about nothing else ("what's next?"; "what's left
     of the billing migration?" has a subject). The store takes it for "where did we leave off?"
     only as a session's first prompt (ADR 222)."""
+    return _asks_only(_ASKS_WHAT_IS_NEXT, query, is_time_word)
+
+
+def _asks_only(phrases: re.Pattern[str], query: str, is_time_word: Callable[[str], bool]) -> bool:
+    """Whether ``query`` says one of ``phrases`` and nothing besides but words of asking or carrying
+    on, of doing, or of its period; a pronoun object ("on it") names a subject."""
     folded = fold(query)
-    if _ASKS_WHAT_IS_NEXT.search(folded) is None or _ABOUT_IT.search(folded) is not None:
+    if phrases.search(folded) is None or _ABOUT_IT.search(folded) is not None:
         return False
-    rest = query_terms(_ASKS_WHAT_IS_NEXT.sub(" ", folded))
+    rest = query_terms(phrases.sub(" ", folded))
     return all(
         term in _RESUMING_WORDS or _ASKS_ACTIVITY.fullmatch(term) is not None or is_time_word(term) for term in rest
     )
