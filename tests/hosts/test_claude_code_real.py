@@ -216,35 +216,21 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     assert LINT_ANSWER in [*items, ""][proposal + 1], block
 
 
-def test_a_new_session_is_told_where_the_last_one_stopped(setup: tuple[Claude, Project, ModelServer]) -> None:
-    """ADR 222 through the real host: a session's request and, in the resumed session, how it was
-    left; a new session's "Where did we leave off?" (no word of either) gets both, in that order,
-    at the head of our block."""
-    claude, project, server = setup
-    first = claude.run(LIMITS_ASK)
-    await_retained(project, "rate limiting", "the session's request was not retained")
-    claude.run(LIMITS_LATER, "--resume", first["session_id"])
-    await_retained(project, "burst tests", "how the session was left was not retained")
-    server.clear()
-    claude.run("Where did we leave off?")
-    block = block_in(_model_turns(server)[-1])
-    items = item_lines(block)
-    assert items and LIMITS_ASK in items[0], block
-    assert any(LIMITS_LATER in line for line in items[1:4]), block
-
-
-def test_whats_next_opening_a_session_is_told_where_the_last_one_stopped(
-    setup: tuple[Claude, Project, ModelServer],
+@pytest.mark.parametrize("asked", ["Where did we leave off?", "What's next?"])
+def test_a_new_session_is_told_where_the_last_one_stopped(
+    setup: tuple[Claude, Project, ModelServer], asked: str
 ) -> None:
-    """ADR 222 through the real host: "What's next?" as a new session's first prompt, whose
-    messages hold no earlier turn, gets the last session's request and how it was left."""
+    """ADR 222 through the real host: a session's request and, in the resumed session, how it was
+    left; a new session's "Where did we leave off?" (no word of either), or "What's next?" as its
+    first prompt (what the hook hands us holds no earlier turn), gets both, in that order, at the
+    head of our block."""
     claude, project, server = setup
     first = claude.run(LIMITS_ASK)
     await_retained(project, "rate limiting", "the session's request was not retained")
     claude.run(LIMITS_LATER, "--resume", first["session_id"])
     await_retained(project, "burst tests", "how the session was left was not retained")
     server.clear()
-    claude.run("What's next?")
+    claude.run(asked)
     block = block_in(_model_turns(server)[-1])
     items = item_lines(block)
     assert items and LIMITS_ASK in items[0], block
