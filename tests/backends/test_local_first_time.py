@@ -65,3 +65,17 @@ def test_what_was_decided_originally_comes_before_the_change(tmp_path: Path) -> 
     assert texts_recalled(backend, "what do we use for the session cache?", ASKED_ON, 4)[0] == (
         "user: Switch the session cache from Redis to Valkey."
     )
+
+
+def test_a_first_mention_long_ago_is_found_among_many_newer(tmp_path: Path) -> None:
+    """Twenty short "Billing migration step n." of November outrank, by bm25, the long message that
+    began it fifteen months before: the first units written that say the subject join the block."""
+    began = ("2025-09-03T10:00:00Z", [("user", STARTED[6:])])
+    steps = [(f"2026-11-{n + 1:02d}T10:00:00Z", [("user", f"Billing migration step {n}.")]) for n in range(20)]
+    backend = retain_talks(make(tmp_path), [began, *steps])
+    for question in (
+        "when did we first talk about the billing migration?",
+        "since when do we do the billing migration?",
+    ):
+        assert texts_recalled(backend, question, ASKED_ON, 8)[0] == STARTED, question
+    assert STARTED not in texts_recalled(backend, "what is the next billing migration step?", ASKED_ON, 8)  # as before

@@ -80,8 +80,16 @@ from .local_restated import asks_beyond_itself, question_stems, restatements_las
 from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
 from .local_successors import specific, with_successors
-from .local_text import StemFinder, content_words, query_terms, term_key
-from .local_time import asks_for_first, asks_for_recent, date_numbers, newer_first, period_words, time_window
+from .local_text import StemFinder, content_words, query_terms, term_expression, term_key
+from .local_time import (
+    asks_for_first,
+    asks_for_recent,
+    date_numbers,
+    first_subject,
+    newer_first,
+    period_words,
+    time_window,
+)
 from .local_vector_wiring import LocalVectorWiring
 from .local_vectors import NEWEST_FOR_DENSE, cosine, from_blob, model_name
 from .local_windows import ASSISTANT_PREFIX, USER_PREFIX, neighbour_of
@@ -104,6 +112,8 @@ def answered_terms(cand: Candidate) -> str:
 DECISION_READ_FACTOR = 4
 # The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``).
 ShownFirst = Literal["decisions", "known", "left off", "done"]
+# A question about the first time takes this many of the first units that say its subject (ADR 226).
+FIRST_MENTIONS = 2
 # A period of at most this many units bounds those searches by its rowids (``_said_in``).
 PERIOD_BOUND_UNITS = 5000
 
@@ -214,6 +224,10 @@ class LocalRecall(LocalVectorWiring):
                 if kind is not None
                 else set()
             )
+            # "When did we first …?" (ADR 226): the first units written that say every word of its subject.
+            asks_first = kind is None and asks_for_first(request.query)
+            if asks_first and words:
+                first = self._add_first_mentions(conn, candidates, search, search.in_bank(first_subject(words)))
             said_then = self._add_window(conn, candidates, filters, period, need) if period else set()
             if said_then:
                 self.last_search_mode += "+time"
@@ -285,7 +299,7 @@ class LocalRecall(LocalVectorWiring):
             walked = isinstance(first, list)
             # "When did we first …?", "how long did … take?" (ADR 226): what was said first, then what
             # followed; a newer change is not put above what it replaced.
-            from_the_start = not walked and asks_for_first(request.query)
+            from_the_start = asks_first
             newest_above = period is None and not walked and not from_the_start
             if newest_above and chosen:  # a change said in other words than the question's (ADR 209)
                 chosen = with_successors(search, chosen, asked, (limit, request.max_tokens), seen)
@@ -468,6 +482,23 @@ class LocalRecall(LocalVectorWiring):
         if said > PERIOD_BOUND_UNITS:
             return dated, when
         return " AND f.rowid BETWEEN ? AND ?" + dated, [first, last, *when]
+
+    def _add_first_mentions(
+        self, conn: sqlite3.Connection, candidates: list[Candidate], search: CandidateSearch, subject: list[str]
+    ) -> set[int]:
+        """The first ``FIRST_MENTIONS`` units written that say every word of ``subject`` (ADR 226), added
+        as candidates with no rank unless they are candidates already; returns their rowids. bm25
+        ranks what says the words most, and twenty short "Billing migration step n." beat the long
+        message that began it a year before; the index's own order finds that one first."""
+        if not subject:
+            return set()
+        where, params = search.filters.where()
+        rows = conn.execute(
+            f"SELECT {RANK_COLUMNS}, NULL FROM units_fts AS f CROSS JOIN units AS u ON u.rowid = f.rowid "
+            f"WHERE units_fts MATCH ? AND f.rowid BETWEEN ? AND ?{where} ORDER BY f.rowid LIMIT ?",
+            [" AND ".join(term_expression(t) for t in subject), search.lo, search.hi, *params, FIRST_MENTIONS],
+        ).fetchall()
+        return join_unranked(candidates, rows)
 
     def _add_retained_memories(
         self,

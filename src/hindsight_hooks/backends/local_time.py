@@ -355,6 +355,24 @@ _FIRST = re.compile(
 )
 
 
+# The words such a question asks with, besides its subject ("when did we first talk about the
+# billing migration?" is about "billing" and "migration"), as stems.
+_ASKING_FIRST = frozenset(
+    porter_stem(word)
+    for word in (
+        "first", "time", "times", "talk", "talked", "discuss", "discussed", "mention", "mentioned", "start",
+        "started", "begin", "began", "begun", "beginning", "originally", "initially", "long", "take", "took",
+        "taken", "since", "say", "said", "come", "came", "bring", "brought", "decide", "decided", "happen",
+        "happened", "ever", "use", "used",
+    )
+)  # fmt: skip
+
+
+def first_subject(terms: list[str]) -> list[str]:
+    """The terms of a question about the first time that name its subject (see ``_ASKING_FIRST``)."""
+    return [term for term in terms if porter_stem(fold(term)) not in _ASKING_FIRST]
+
+
 def asks_for_first(query: str) -> bool:
     """Does ``query`` ask when something began, or how long it went on? Its answer is what was said
     first about it, and then what followed: the block is shown oldest first (ADR 226)."""
