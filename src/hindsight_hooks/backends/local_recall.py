@@ -166,9 +166,11 @@ class LocalRecall(LocalVectorWiring):
         end = None if timeout_s is None else time.monotonic() + timeout_s
         of_the_period = period_words(request.query, reference, period)
         # "Where did we leave off?" (ADR 222): a question said in words no unit is searched by.
-        opening = request.in_context is not None and opens_a_session(request.in_context.messages)
+        # "What's next?" to begin a session: the messages in view are counted only for such a question.
         resume = asks_where_we_left_off(request.query, of_the_period) or (
-            opening and asks_what_is_next(request.query, of_the_period)  # "what's next?" to begin a session
+            asks_what_is_next(request.query, of_the_period)
+            and request.in_context is not None
+            and opens_a_session(request.in_context.messages)
         )
         # "What do you remember?" (ADR 223): what the user said to keep, then what they worked on.
         known = not resume and asks_what_is_known(request.query, of_the_period)

@@ -318,15 +318,16 @@ def local_search_text(body: str) -> str:
         _PART_MARK.sub(lambda m: m.group(1) or "", _ROLE_LABEL.sub("", body[a:b])).strip()
         for a, b in zip(starts, [*starts[1:], len(body)], strict=True)
     ]
-
-    def about_the_memory(prompt: str) -> bool:  # its subject is the sessions before, not the reply
-        return asks_where_we_left_off_now(prompt) or asks_what_is_known_now(prompt)
-
     picked: list[str] = []
+    alone: bool | None = None  # whether the prompt is about the sessions before, read once if needed
     for text in reversed(messages):
         if not text:
             continue
         picked.append(text)
-        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS or about_the_memory(picked[0]):
+        if len(query_terms("\n".join(picked))) >= PROMPT_TERMS:
+            break
+        if alone is None:
+            alone = asks_where_we_left_off_now(picked[0]) or asks_what_is_known_now(picked[0])
+        if alone:
             break
     return "\n".join(picked)
