@@ -15,12 +15,11 @@ gives its first request of the user in that period (one of at least ``OPENER_MIN
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .local_text import fold, query_terms
-from .local_time import period_words, time_window
+from .local_time import period_words_now
 
 # A question about what was done: its word of doing, working or happening (accents folded).
 _ASKS_ACTIVITY = re.compile(
@@ -129,5 +128,4 @@ def asks_where_we_left_off_now(text: str) -> bool:
     the plugin searches such a prompt without the reply before it, whose words would be its subject."""
     if _ASKS_WHERE_WE_LEFT.search(fold(text)) is None:  # most prompts: one expression, no period read
         return False
-    now = time.time()
-    return asks_where_we_left_off(text, period_words(text, now, time_window(text, now)))
+    return asks_where_we_left_off(text, period_words_now(text))

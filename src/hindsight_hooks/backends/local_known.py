@@ -19,13 +19,12 @@ stated nothing yet sees what they worked on.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 
 from .local_decisions import decision_cues, states_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_text import fold, query_terms, says_other_language_words, without_role_label
-from .local_time import period_words, time_window
+from .local_time import period_words_now
 from .local_windows import ASSISTANT_PREFIX
 
 # How many of the last sessions' first requests follow what was kept (ADR 221's walk).
@@ -126,8 +125,7 @@ def asks_what_is_known_now(text: str) -> bool:
     plugin searches such a prompt without the reply before it, whose words would be its subject."""
     if _ASKS_WHAT_IS_KNOWN.search(fold(text)) is None:  # most prompts: one expression, no period read
         return False
-    now = time.time()
-    return asks_what_is_known(text, period_words(text, now, time_window(text, now)))
+    return asks_what_is_known(text, period_words_now(text))
 
 
 def kept_cues(query: str) -> str:

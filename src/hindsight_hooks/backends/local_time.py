@@ -20,6 +20,7 @@ Two small rules for the embedded store's recall, pure functions over text and ca
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -174,6 +175,13 @@ def period_words(query: str, reference: float, named: tuple[float, float] | None
         return time_window(without, reference) != named
 
     return is_time_word
+
+
+def period_words_now(query: str) -> Callable[[str], bool]:
+    """:func:`period_words` of ``query`` asked now, by this machine's clock: what the plugin reads a
+    prompt with before the store has its reference time (ADRs 222, 223)."""
+    now = time.time()
+    return period_words(query, now, time_window(query, now))
 
 
 def _first_window(query: str, reference_epoch: float) -> Window | None:
