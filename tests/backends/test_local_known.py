@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hindsight_hooks.backends.base import InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_known import asks_what_is_known, states_kept
-from hindsight_hooks.backends.local_rank import Candidate, these_first
+from hindsight_hooks.backends.local_rank import Candidate, these_first, these_first_in_order
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
 from tests.backends.test_local_support import (
@@ -157,7 +157,7 @@ def test_these_first_shows_every_candidate_once_the_listed_ones_ahead(
     units that are no candidates: each candidate is shown once, the listed ones first — in the list's
     order, by their first place, or in the ranking's order when given as a set — then the rest."""
     ordered = [Candidate(n, str(n), 0.5, "", 0.0) for n in order]
-    shown = [c.rowid for c in these_first(ordered, set(first) if as_set else first)]
+    shown = [c.rowid for c in (these_first(ordered, set(first)) if as_set else these_first_in_order(ordered, first))]
     listed = [n for n in dict.fromkeys(first) if n in order]
     ahead = [n for n in order if n in listed] if as_set else listed
     assert shown == [*ahead, *(n for n in order if n not in listed)]

@@ -16,7 +16,7 @@ Pure functions over already-fetched candidates, so every rule can be checked by 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .base import same_text_key
@@ -188,18 +188,21 @@ def light_last(
     yield from held
 
 
-def these_first(ordered: list[Candidate], first: set[int] | list[int]) -> list[Candidate]:
-    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others: a set keeps
-    them in their order (the decisions of ADR 220), a list puts them in its own (a session walk's,
-    ADRs 221 and 222: newest session first, and a session's ending in the order it was said)."""
-    if isinstance(first, list):
-        place: dict[int, int] = {}
-        for n, rowid in enumerate(first):
-            place.setdefault(rowid, n)  # a unit listed twice keeps its first place
-        ahead = sorted((c for c in ordered if c.rowid in place), key=lambda c: place[c.rowid])
-    else:
-        ahead = [c for c in ordered if c.rowid in first]
-    return ahead + [c for c in ordered if c.rowid not in first]
+def these_first(ordered: list[Candidate], first: Collection[int]) -> list[Candidate]:
+    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others, each group
+    in the ranking's order (the decisions of ADR 220, the first mentions of ADR 226)."""
+    return [c for c in ordered if c.rowid in first] + [c for c in ordered if c.rowid not in first]
+
+
+def these_first_in_order(ordered: list[Candidate], first: Sequence[int]) -> list[Candidate]:
+    """``ordered`` with the candidates whose rowids are in ``first`` ahead of the others, in the order
+    ``first`` lists them (a session walk's, ADRs 221–223: newest session first, a session's ending in
+    the order it was said); a unit listed twice keeps its first place."""
+    place: dict[int, int] = {}
+    for n, rowid in enumerate(first):
+        place.setdefault(rowid, n)
+    ahead = sorted((c for c in ordered if c.rowid in place), key=lambda c: place[c.rowid])
+    return ahead + [c for c in ordered if c.rowid not in place]
 
 
 def distinct_shown(ordered: Iterable[Candidate]) -> Iterator[Candidate]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache, partial
 from itertools import islice
 from typing import Any, Literal
@@ -74,6 +74,7 @@ from .local_rank import (
     score_candidates,
     term_keys,
     these_first,
+    these_first_in_order,
 )
 from .local_reflect import reflect_query, sandwich
 from .local_restated import asks_beyond_itself, question_stems, restatements_last
@@ -110,8 +111,10 @@ def answered_terms(cand: Candidate) -> str:
 # A question about decisions reads this many times its candidate count of the units last written
 # that say a decision's words, and keeps those that state one.
 DECISION_READ_FACTOR = 4
-# The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``).
+# The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``), and
+# those answered by a session walk, whose order the block keeps.
 ShownFirst = Literal["decisions", "known", "left off", "done"]
+WALKS: frozenset[ShownFirst] = frozenset({"known", "left off", "done"})
 # A question about the first time takes this many of the first units that say its subject (ADR 226).
 FIRST_MENTIONS = 2
 # A period of at most this many units bounds those searches by its rowids (``_said_in``).
@@ -221,11 +224,13 @@ class LocalRecall(LocalVectorWiring):
                 else None
             )  # fmt: skip
             live = request.in_context.document_id if request.in_context is not None else None
-            first = (
+            first: Collection[int] = (
                 self._first_shown(conn, candidates, filters, kind, (request.query, period, reference, live, limit))
                 if kind is not None
-                else set()
+                else ()
             )
+            # A session walk (ADRs 221–223) shows what it walked in the order it was said.
+            walked = kind in WALKS
             # "When did we first …?" (ADR 226): the first units written that say every word of its subject.
             asks_first = kind is None and asks_for_first(request.query)
             if asks_first and words:
@@ -278,7 +283,7 @@ class LocalRecall(LocalVectorWiring):
                 score_candidates(candidates, reference, dense_mode=dense_mode)
             ordered = order_candidates(candidates)
             if first:
-                ordered = these_first(ordered, first)
+                ordered = these_first_in_order(ordered, list(first)) if walked else these_first(ordered, first)
             shown = detailed(conn, ordered, max(2 * limit, 10))
             seen = seen_in_context(request.in_context)  # what the model reads already (ADR 183)
             # What only restates the question goes after what says more (ADR 186).
@@ -296,9 +301,7 @@ class LocalRecall(LocalVectorWiring):
             # A question is shown with the answer it got (ADR 219).
             replied = with_their_answers(stated, partial(self._answers, conn, filters), limit + 1)
             chosen = cut_to_budget(distinct_shown(unseen(replied, seen)), limit, request.max_tokens)
-            # A session walk (ADRs 221, 222) shows what was said in the order it was said: no change
-            # is put above what it replaced.
-            walked = isinstance(first, list)
+            # A session walk's order is kept: no change is put above what it replaced.
             # "When did we first …?", "how long did … take?" (ADR 226): what was said first, then what
             # followed; a newer change is not put above what it replaced.
             from_the_start = asks_first
@@ -327,9 +330,10 @@ class LocalRecall(LocalVectorWiring):
         filters: Filters,
         kind: ShownFirst,
         asked: tuple[str, tuple[float, float] | None, float, str | None, int],
-    ) -> set[int] | list[int]:
+    ) -> Collection[int]:
         """The units a question about the past that names no subject is answered by, added as
-        candidates: a set to show first in the ranking's order, or a list in its own order.
+        candidates: for the kinds in ``WALKS`` a list in its own order, for ``decisions`` a set shown
+        first in the ranking's order.
 
         - ``decisions`` (ADR 220): the decisions stated, and the proposals the user answered (ADR 224);
         - ``known`` (ADR 223): what the user said to keep, newest written first, then the first
