@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from hindsight_hooks.backends.local_time import asks_for_first
+from tests.backends.test_local_support import QUESTIONS_ASKED_ON as ASKED_ON
 from tests.backends.test_local_support import make, retain_talks, texts_recalled
 
-ASKED_ON = "2026-12-01T15:00:00Z"
 STARTED = "user: Start the billing migration: move invoices to the new schema."
 GOING = "user: Continue the billing migration with the refunds table."
 DONE = "user: Finish the billing migration and drop the old tables."

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import InContext, RecallRequest
-from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_known import asks_what_is_known, states_kept
 from hindsight_hooks.backends.local_rank import Candidate, these_first, these_first_in_order
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
+from tests.backends.test_local_support import QUESTIONS_ASKED_ON as ASKED_ON
 from tests.backends.test_local_support import (
     item,
     make,
@@ -22,8 +22,8 @@ from tests.backends.test_local_support import (
     with_vectors_in_memory,
     words_of_the_period,
 )
+from tests.backends.test_local_support import recalled as recall
 
-ASKED_ON = "2026-12-01T15:00:00Z"
 PNPM = "We use pnpm, never npm, in this repo."
 POSTGRES = "Let's go with Postgres 16 for the billing database."
 COMMITS = "I prefer small commits with conventional commit messages."
@@ -45,10 +45,6 @@ ASKED = [
     "Що ти знаєш про мене?", "what are my preferences?", "what conventions do we follow?",
     "Welche Regeln haben wir?", "Quelles sont mes préférences ?", "¿Cuáles son nuestras convenciones?",
 ]  # fmt: skip
-
-
-def recall(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
-    return texts_recalled(backend, question, ASKED_ON, limit, seen)
 
 
 @pytest.mark.parametrize("question", ASKED)

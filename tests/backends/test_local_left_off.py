@@ -10,19 +10,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import BankSpec, InContext, RecallRequest
-from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_activity import asks_what_is_next, asks_where_we_left_off
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_activity import DAY, EARLIER, TASKS
+from tests.backends.test_local_support import QUESTIONS_ASKED_ON as ASKED_ON
 from tests.backends.test_local_support import (
     make,
     retain_talks,
-    texts_recalled,
     with_vectors_in_memory,
     words_of_the_period,
 )
+from tests.backends.test_local_support import recalled as recall
 
-ASKED_ON = "2026-12-01T15:00:00Z"
 LAST = (
     "2026-12-01T09:00:00Z",
     [
@@ -51,10 +50,6 @@ ASKED = [
     "Onde paramos?", "Waar waren we gebleven?", "На чём мы остановились?", "Na czym skończyliśmy?",
     "На чому ми зупинилися?",
 ]  # fmt: skip
-
-
-def recall(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
-    return texts_recalled(backend, question, ASKED_ON, limit, seen)
 
 
 @pytest.mark.parametrize("question", ASKED)

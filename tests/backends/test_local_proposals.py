@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import RecallRequest
-from hindsight_hooks.backends.local import LocalBackend
 from hindsight_hooks.backends.local_decisions import proposes
 from hindsight_hooks.backends.semantic import StaticEmbedder
-from tests.backends.test_local_support import make, retain_talks, texts_recalled, with_vectors_in_memory
+from tests.backends.test_local_support import QUESTIONS_ASKED_ON as ASKED_ON
+from tests.backends.test_local_support import make, retain_talks, with_vectors_in_memory
+from tests.backends.test_local_support import recalled as recall
 
-ASKED_ON = "2026-12-01T15:00:00Z"
 RELEASES = "assistant: We could cut a release every week, on Thursdays. Should I set that up?"
 BIOME = "assistant: We could replace eslint with biome. Shall I switch?"
 POSTGRES = "user: Let's go with Postgres 16 for the billing database."
@@ -29,10 +29,6 @@ TALKS = [
     ("2026-11-27T10:00:00Z", [("assistant", "We could move to pnpm instead of npm. Want me to?"),
                               ("user", "Let me first ask the team which package manager the CI image ships with.")]),
 ]  # fmt: skip
-
-
-def recall(backend: LocalBackend, question: str, limit: int = 8) -> list[str]:
-    return texts_recalled(backend, question, ASKED_ON, limit)
 
 
 @pytest.mark.parametrize(

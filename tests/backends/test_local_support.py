@@ -84,6 +84,15 @@ def texts_recalled(
     return [hit.text for hit in backend.recall("b", request).hits]
 
 
+# When the questions of the tests of questions about the past are asked: a Tuesday afternoon.
+QUESTIONS_ASKED_ON = "2026-12-01T15:00:00Z"
+
+
+def recalled(backend: LocalBackend, question: str, limit: int = 8, seen: InContext | None = None) -> list[str]:
+    """:func:`texts_recalled` of ``question`` asked at ``QUESTIONS_ASKED_ON``."""
+    return texts_recalled(backend, question, QUESTIONS_ASKED_ON, limit, seen)
+
+
 def words_of_the_period(question: str, asked_on: str) -> Callable[[str], bool]:
     """``local_time.period_words`` of ``question`` asked at ``asked_on`` (ISO)."""
     reference = epoch_from_iso(asked_on) or 0.0

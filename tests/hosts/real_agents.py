@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +164,25 @@ def block_in(request: RecordedRequest) -> str:
             assert end > start, "the block reached the model cut short"
             return text[start : end + len("</hindsight-memory>")]
     return ""
+
+
+def said_in_two_turns(
+    run: Callable[..., dict[str, Any]], project: Project, first: tuple[str, str], then: tuple[str, str]
+) -> None:
+    """One session of a host whose ``run`` resumes with ``--resume <session_id>`` (Claude Code,
+    Gemini CLI) says ``first`` and then, resumed, ``then``: each a prompt and the words that show
+    it was retained, waited for before the next turn."""
+    one = run(first[0])
+    await_retained(project, first[1], f"{first[1]!r} was not retained")
+    run(then[0], "--resume", one["session_id"])
+    await_retained(project, then[1], f"{then[1]!r} was not retained")
+
+
+def assert_answer_follows(items: list[str], question: str, answer: str, block: str) -> None:
+    """The block's item that holds ``question`` is followed by the one that holds ``answer`` (ADR 219)."""
+    asked = next((n for n, line in enumerate(items) if question in line), None)
+    assert asked is not None, block
+    assert answer in [*items, ""][asked + 1], block
 
 
 def item_lines(block: str) -> list[str]:

@@ -30,12 +30,14 @@ from .model_server import ModelServer, RecordedRequest, Reply, iter_texts
 from .real_agents import (
     DECISION,
     QUESTION,
+    assert_answer_follows,
     await_retained,
     block_in,
     drained,
     install_by_readme,
     item_lines,
     runtime,
+    said_in_two_turns,
     session_report,
 )
 
@@ -203,17 +205,11 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     session; a later session asking about it gets the proposal and, right after it, the answer that
     says none of the question's words."""
     claude, project, server = setup
-    first = claude.run(LINT_ASK)
-    await_retained(project, "biome", "the model's proposal was not retained")
-    claude.run(LINT_ANSWER, "--resume", first["session_id"])
-    await_retained(project, "keep eslint", "the user's answer was not retained")
+    said_in_two_turns(claude.run, project, (LINT_ASK, "biome"), (LINT_ANSWER, "keep eslint"))
     server.clear()
     claude.run("What did we decide about biome?")
     block = block_in(_model_turns(server)[-1])
-    items = item_lines(block)
-    proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
-    assert proposal is not None, block
-    assert LINT_ANSWER in [*items, ""][proposal + 1], block
+    assert_answer_follows(item_lines(block), LINT_PROPOSAL, LINT_ANSWER, block)
 
 
 @pytest.mark.parametrize("asked", ["Where did we leave off?", "What's next?"])
@@ -225,10 +221,7 @@ def test_a_new_session_is_told_where_the_last_one_stopped(
     first prompt (what the hook hands us holds no earlier turn), gets both, in that order, at the
     head of our block."""
     claude, project, server = setup
-    first = claude.run(LIMITS_ASK)
-    await_retained(project, "rate limiting", "the session's request was not retained")
-    claude.run(LIMITS_LATER, "--resume", first["session_id"])
-    await_retained(project, "burst tests", "how the session was left was not retained")
+    said_in_two_turns(claude.run, project, (LIMITS_ASK, "rate limiting"), (LIMITS_LATER, "burst tests"))
     server.clear()
     claude.run(asked)
     block = block_in(_model_turns(server)[-1])

@@ -33,11 +33,13 @@ from .model_server_gemini import GeminiAPI, content_text, contents, function_res
 from .real_agents import (
     DECISION,
     QUESTION,
+    assert_answer_follows,
     assert_only_the_turn_was_retained,
     await_retained,
     install_by_readme,
     item_lines,
     runtime,
+    said_in_two_turns,
     session_report,
 )
 
@@ -189,17 +191,11 @@ def test_a_proposal_the_user_answered_is_recalled_as_a_decision(setup: tuple[Gem
     session; a new session's "What decisions did we make?" (no word of either) sends a request whose
     block holds the proposal with the answer right after it."""
     gemini, project, server = setup
-    first = gemini.run(LINT_ASK)
-    await_retained(project, "biome", "the model's proposal was not retained")
-    gemini.run(LINT_ANSWER, "--resume", first["session_id"])
-    await_retained(project, "keep eslint", "the user's answer was not retained")
+    said_in_two_turns(gemini.run, project, (LINT_ASK, "biome"), (LINT_ANSWER, "keep eslint"))
     server.clear()
     gemini.run("What decisions did we make?")
     block = _block_in(_turns(server)[-1])
-    items = item_lines(block)
-    proposal = next((n for n, line in enumerate(items) if LINT_PROPOSAL in line), None)
-    assert proposal is not None, block
-    assert LINT_ANSWER in [*items, ""][proposal + 1], block
+    assert_answer_follows(item_lines(block), LINT_PROPOSAL, LINT_ANSWER, block)
 
 
 def test_the_installed_slash_command_switches_that_session_to_read_only(
