@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 
+from .local_answers import asks
 from .local_change_marks import decided_marks
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_rank import Candidate
@@ -170,7 +171,7 @@ PROPOSAL_CUES = (
 
 def proposes(content: str) -> bool:
     """Whether a unit is the agent's proposal of a choice, asked (see ``_PROPOSES``)."""
-    if not content.startswith(ASSISTANT_PREFIX) or not content.rstrip().endswith("?"):
+    if not content.startswith(ASSISTANT_PREFIX) or not asks(content):  # ADR 219's reading of a question
         return False
     return _PROPOSES.search(fold(content)) is not None
 

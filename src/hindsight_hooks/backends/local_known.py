@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .local_answers import asks
 from .local_decisions import decision_cues, states_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_text import fold, query_terms, says_other_language_words, without_role_label
@@ -141,7 +142,6 @@ def states_kept(content: str) -> bool:
     The agent's replies and a tool's output keep nothing of the user's."""
     if content.startswith((ASSISTANT_PREFIX, TOOL_OUTPUT_LABEL)):
         return False
-    text = without_role_label(content)
-    if text.rstrip().endswith("?"):  # "do we always rebase?" asks, it states nothing
+    if asks(content):  # "do we always rebase?" asks, it states nothing (ADR 219's reading)
         return False
-    return _STATES_PREFERENCE.search(fold(text)) is not None or states_decision(content)
+    return _STATES_PREFERENCE.search(fold(without_role_label(content))) is not None or states_decision(content)
