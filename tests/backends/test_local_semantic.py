@@ -497,11 +497,30 @@ def test_sessions_recall_while_another_backend_on_the_file_adds_vectors(tmp_path
 GARDEN = [f"note {i}: the tomatoes in the garden need water after the hot weather" for i in range(3000)]
 
 
+def _helpers_at_work() -> list[str]:
+    """The helper threads whose stack is inside a recall's vector search right now."""
+    frames = sys._current_frames()
+    return [
+        t.name
+        for t in threading.enumerate()
+        if t.name.startswith("hindsight-recall") and t.ident in frames and "_meaning_apart" in _stack(frames[t.ident])
+    ]
+
+
+def _stack(frame: Any) -> str:
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return " ".join(names)
+
+
 def test_a_hybrid_recall_cut_at_any_moment_leaves_the_store_answering(tmp_path: Path) -> None:
-    """A hybrid recall's bm25 statement runs on a helper thread while the recall searches the
-    vectors (ADR 177). Deadlines from 0.1 ms to 40 ms cut it before, during and after that
-    statement: each recall either answers or fails as a timeout, and the next recall on the same
-    connection answers in full."""
+    """A hybrid recall's vector search runs on a helper thread while the recall ranks by bm25, and
+    the helper waits for the lexical candidates to score them (ADR 177, 227). Deadlines from 0.1 ms
+    to 40 ms cut it before, during and after the statement: each recall either answers or fails as
+    a timeout, no helper is left waiting or searching once it returned, and the next recall on the
+    same connection answers in full."""
     backend = read_into_memory(semantic_store(tmp_path / "memory.db", [*FACTS, *GARDEN]))
     outcomes: set[str] = set()
     for step in range(40):
@@ -512,9 +531,21 @@ def test_a_hybrid_recall_cut_at_any_moment_leaves_the_store_answering(tmp_path: 
         except BackendError as exc:
             assert exc.kind == "timeout", exc
             outcomes.add("timed out")
+        assert _helpers_at_work() == []
         assert found(backend, "database")[0] == "we run Postgres 16"
         assert "dense" in backend.last_search_mode
     assert outcomes == {"answered", "timed out"}
+
+
+def test_a_hybrid_recall_over_many_matches_finds_by_meaning_on_a_helper_thread(tmp_path: Path) -> None:
+    """Over 256 matches the vectors are searched on a helper thread while the recall ranks by bm25
+    (ADR 227): a unit no word of the question says ("database") still comes back by its meaning."""
+    backend = read_into_memory(semantic_store(tmp_path / "memory.db", [*FACTS, *GARDEN]))
+    hits = backend.recall("b", RecallRequest(query="tomatoes garden water database", limit=12)).hits
+    assert "we run Postgres 16" in [h.text for h in hits]
+    assert "dense" in backend.last_search_mode
+    assert any(t.name.startswith("hindsight-recall") for t in threading.enumerate())
+    assert _helpers_at_work() == []
 
 
 def test_hybrid_recalls_from_many_threads_answer_as_one_at_a_time_does(tmp_path: Path) -> None:

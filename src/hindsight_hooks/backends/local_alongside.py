@@ -1,14 +1,16 @@
-"""A helper thread that runs a hybrid recall's bm25 statement while the recall searches its vectors.
+"""A helper thread that runs a hybrid recall's vector search while the recall ranks by bm25.
 
-Why: the two searches of a hybrid recall do not depend on each other, and neither holds the GIL
-for long: SQLite releases it while it steps a statement, numpy while it loops over the matrix. On
-a machine with a second core they overlap, and a recall costs about the longer of the two
-instead of their sum (ADR 177: 2.4 ms of bm25 and 1-1.5 ms of vector work at 10k units).
+Why: the two searches of a hybrid recall do not depend on each other. SQLite lets go of the GIL
+for the whole bm25 statement, so on a machine with a second core the vector search's Python and
+numpy run meanwhile, and a recall costs about the longer of the two instead of their sum (ADR 177;
+ADR 227 put the statement on the recall's thread and the vectors here, the way round in which
+neither waits for the other's Python).
 
-The helper runs the statement on its own thread's connection and takes none of the locks the
-recall holds, so the recall that waits for it cannot deadlock. The pool is per process (a forked
-child has none of its parent's threads) and starts its threads when first asked; an idle thread
-costs nothing.
+The helper reads on its own thread's connection. It holds the shared vector index while it
+searches and waits for the lexical candidates' rowids, which the recall posts (or cancels) before
+it waits for the helper, so the two cannot deadlock. The pool is per process (a forked child has
+none of its parent's threads) and starts its threads when first asked; an idle thread costs
+nothing.
 """
 
 from __future__ import annotations

@@ -393,6 +393,10 @@ class CandidateSearch:
         ).fetchone()
         return None if top is None else int(top[0])
 
+    def top(self) -> int | None:
+        """The bank's highest unit rowid as this search read it (``None`` for an empty bank)."""
+        return self._read_top()
+
     def in_bank(self, terms: list[str]) -> list[str]:
         """The ``terms`` that at least one unit of the bank holds, in order (see :meth:`term_counts`)."""
         return [t for t, n in zip(terms, self.term_counts(terms), strict=True) if n > 0]

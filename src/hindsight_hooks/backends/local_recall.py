@@ -11,6 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from functools import cache, partial
 from itertools import islice
 from typing import Any, Literal
@@ -114,6 +115,18 @@ DECISION_READ_FACTOR = 4
 # The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``), and
 # those answered by a session walk, whose order the block keeps.
 ShownFirst = Literal["decisions", "known", "left off", "done"]
+
+
+@dataclass
+class _Near:
+    """What a vector search found: the query's vectors (none when it has no word with a vector),
+    every scored unit's best cosine, and the nearest units that pass the filters, nearest first."""
+
+    vectors: list[Any]
+    sims: dict[int, float]
+    nearest: list[Candidate]
+
+
 WALKS: frozenset[ShownFirst] = frozenset({"known", "left off", "done"})
 # A question about the first time takes this many of the first units that say its subject (ADR 226).
 FIRST_MENTIONS = 2
@@ -667,85 +680,155 @@ class LocalRecall(LocalVectorWiring):
         ``term_lists``: the query's terms, for its vectors, and the words the bm25 search takes
         (ADR 185); ``sizes``: (candidates wanted from each search, the recall's limit); ``bounds``: the
         recall's deadline (``time.monotonic``) and abort signal. When the terms match many units
-        the bm25 statement runs on a helper thread with a connection of its own (ADR 177) while
-        this thread, on ``conn``, computes the query's vectors, finds the nearest units and reads
-        those that pass the filters; the two meet for the cosines of the lexical candidates.
-        False (the recall stays lexical) while the bank's matrix is not in memory yet: loading
-        100k vectors would cost the hook ~0.3 s, so the worker loads it and the next turn has it.
+        the vector search runs on a helper thread with a connection of its own while this thread
+        runs the bm25 statement on ``conn`` (ADR 177 as ADR 227 turned it round): the statement
+        holds no GIL while SQLite ranks, so the helper's Python runs meanwhile. False (the recall
+        stays lexical) while the bank's matrix is not in memory yet: loading 100k vectors would
+        cost the hook ~0.3 s, so the worker loads it and the next turn has it.
         """
         assert self._semantic is not None and self._worker is not None
         terms, words = term_lists
         need, limit = sizes
         lo, hi, model, worker = search.lo, search.hi, self._semantic.model, self._worker
 
-        def by_words() -> SearchResult:  # on this thread and ``conn``
-            return search.run(words, need, limit) if words else SearchResult([], "empty")
+        def by_words(on: CandidateSearch) -> SearchResult:
+            return on.run(words, need, limit) if words else SearchResult([], "empty")
 
         def lexical_only(result: SearchResult) -> tuple[SearchResult, list[Candidate], bool]:
             worker.submit(partial(self._warm, lo, hi, model))  # the worker reads the bank
             return result, [ranked_candidate(row) for row in result.rows], False
 
         if not self._dense.is_warm(lo, model):
-            return lexical_only(by_words())
+            return lexical_only(by_words(search))
         # The terms' match counts (which the query vector reads too) tell how many rows bm25 will
         # rank: a helper thread pays only when that is more than a fraction of a millisecond.
         matches = search.term_counts(words) if words else []
-        by_helper = sum(matches) >= ALONGSIDE_MIN_ROWS
-        lexical = alongside(partial(self._words_alone, search, words, sizes, bounds)) if by_helper else None
-        try:
-            with self._dense.searching(conn, lo, hi, model, self._semantic.dim, RECALL_WAIT_S) as bank:
-                if bank is None:  # another session's read is under way, or the bank must be read anew
-                    return lexical_only(lexical.result() if lexical is not None else by_words())
-                term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
-                vectors = [v for v in self._query_vectors(query, terms, term_rows, search) if v is not None]
-                # Deleted or filtered units may take places among the nearest: ask for more than needed.
-                tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
-                found = dict.fromkeys(rowid for top in tops for rowid in top)
-                sims: dict[int, float] = {}
-                for vec, top in zip(vectors, tops, strict=True):
-                    # A unit's cosine is its best with any of the vectors: what ``top`` scored is
-                    # kept, the units the others found get their cosine with ``vec`` (ADR 176).
-                    top.update(self._dense.similarity(bank, vec, [rowid for rowid in found if rowid not in top]))
-                    for rowid, sim in top.items():
-                        sims[rowid] = max(sim, sims.get(rowid, 0.0))
-                lift = self._dense.background(bank, vectors[0]) + BACKGROUND_MARGIN if vectors else 0.0
-                nearest = self._nearest_rows(conn, sims, search.filters, lift)
-                result = lexical.result() if lexical is not None else by_words()
-                candidates = [ranked_candidate(row) for row in result.rows]
-                if not vectors:
-                    return result, candidates, False
-                # The lexical candidates the vector search did not score get their cosine now.
-                unscored = [c.rowid for c in candidates if c.rowid not in found]
-                for vec in vectors:
-                    for rowid, sim in self._dense.similarity(bank, vec, unscored).items():
-                        sims[rowid] = max(sim, sims.get(rowid, 0.0))
-        finally:
-            if lexical is not None:  # a failure on this thread never leaves the helper behind
-                lexical.exception()
+        lexical: list[SearchResult] = []
+
+        def lexical_rowids() -> list[int]:  # inline: the bm25 search, while the index is held
+            lexical.append(by_words(search))
+            return [int(row[K_ROWID]) for row in lexical[0].rows]
+
+        both = (
+            self._words_here_meaning_alongside(conn, search, query, terms, need, bounds, by_words)
+            if sum(matches) >= ALONGSIDE_MIN_ROWS
+            else None
+        )
+        if both is None:  # few matches, or no thread can be had (the interpreter is shutting down)
+            near = self._by_meaning(conn, search, query, terms, need, lexical_rowids)
+            result = lexical[0] if lexical else by_words(search)
+        else:
+            result, near = both
+        if near is None:  # another session's read is under way, or the bank must be read anew
+            return lexical_only(result)
+        candidates = [ranked_candidate(row) for row in result.rows]
+        if not near.vectors:
+            return result, candidates, False
         for cand in candidates:
-            cand.dense = sims.get(cand.rowid, 0.0)
+            cand.dense = near.sims.get(cand.rowid, 0.0)
         have = {c.rowid for c in candidates}
+        # The helper's snapshot may be a little newer than this recall's: a unit above the bank's
+        # top as the recall read it is not one the recall can read the details of.
+        top = search.top()
         added = 0
-        for cand in nearest:
-            if cand.rowid not in have and added < need:
+        for cand in near.nearest:
+            if cand.rowid not in have and added < need and top is not None and cand.rowid <= top:
                 candidates.append(cand)
                 added += 1
         return result, candidates, True
 
-    def _words_alone(
+    def _words_here_meaning_alongside(
+        self,
+        conn: sqlite3.Connection,
+        search: CandidateSearch,
+        query: str,
+        terms: list[str],
+        need: int,
+        bounds: tuple[float | None, threading.Event | None],
+        by_words: Callable[[CandidateSearch], SearchResult],
+    ) -> tuple[SearchResult, _Near | None] | None:
+        """The bm25 search on this thread and ``conn`` while a helper thread searches the vectors on
+        a connection and read snapshot of its own (ADR 227); None when no helper thread can be had.
+        They meet once: the helper, still holding the index, waits for the lexical candidates'
+        rowids to give them their cosines.
+
+        Why this way round: Python threads share one GIL, and a thread that wants it back waits
+        until the one holding it lets go. SQLite lets go of it while it ranks, for the whole
+        statement (its rows come back packed, ADR 177); the vector search is Python and numpy that
+        hold it most of the time. With the statement on the helper, the helper waited for this
+        thread's Python at every step of its own; turned round, nothing waits for the statement.
+        """
+        from concurrent.futures import Future
+
+        posted: Future[list[int]] = Future()
+        # The helper waits for the rowids without a bound of its own: this thread posts them, or
+        # cancels the wait, before it waits for the helper, whatever happens to its statement.
+        meaning = alongside(partial(self._meaning_apart, search, query, terms, need, bounds, posted.result))
+        if meaning is None:
+            return None
+        try:
+            result = by_words(search.on(conn))  # packed: the GIL is taken back once, not per row
+            posted.set_result([int(row[K_ROWID]) for row in result.rows])
+        finally:
+            posted.cancel()  # a failure here never leaves the helper waiting (no-op once posted)
+            meaning.exception()  # nor running behind the recall
+        return result, meaning.result()
+
+    def _meaning_apart(
         self,
         search: CandidateSearch,
+        query: str,
         terms: list[str],
-        sizes: tuple[int, int],
+        need: int,
         bounds: tuple[float | None, threading.Event | None],
-    ) -> SearchResult:
-        """``search`` on the calling (helper) thread's own connection, bounded by what is left of
-        the recall's deadline. Its snapshot may be a little newer than the recall's; the ranking
-        stops at the bank's top as the recall read it, so it finds only units the recall can read."""
+        lexical_rowids: Callable[[], list[int]],
+    ) -> _Near | None:
+        """:meth:`_by_meaning` on the calling (helper) thread's own connection, bounded by what is
+        left of the recall's deadline."""
         end, signal = bounds
         left = None if end is None else max(0.001, end - time.monotonic())
-        with self._read("recall", left, signal) as conn:
-            return search.on(conn).run(terms, *sizes)
+        with self._read("recall", left, signal) as own:
+            return self._by_meaning(own, search.on(own), query, terms, need, lexical_rowids)
+
+    def _by_meaning(
+        self,
+        conn: sqlite3.Connection,
+        search: CandidateSearch,
+        query: str,
+        terms: list[str],
+        need: int,
+        lexical_rowids: Callable[[], list[int]],
+    ) -> _Near | None:
+        """The vector search over ``conn``: the query's vectors, the units nearest to them that pass
+        the filters, and every unit's best cosine, the lexical candidates' (``lexical_rowids``,
+        called once the nearest are read) included. None when the bank's matrix cannot be searched
+        this time."""
+        assert self._semantic is not None
+        with self._dense.searching(
+            conn, search.lo, search.hi, self._semantic.model, self._semantic.dim, RECALL_WAIT_S
+        ) as bank:
+            if bank is None:
+                return None
+            term_rows = self._semantic.term_vectors([term_text(t) for t in terms]) if terms else None
+            vectors = [v for v in self._query_vectors(query, terms, term_rows, search) if v is not None]
+            # Deleted or filtered units may take places among the nearest: ask for more than needed.
+            tops = [dict(self._dense.top(bank, vec, need + 20)) for vec in vectors]
+            found = dict.fromkeys(rowid for top in tops for rowid in top)
+            sims: dict[int, float] = {}
+            for vec, top in zip(vectors, tops, strict=True):
+                # A unit's cosine is its best with any of the vectors: what ``top`` scored is
+                # kept, the units the others found get their cosine with ``vec`` (ADR 176).
+                top.update(self._dense.similarity(bank, vec, [rowid for rowid in found if rowid not in top]))
+                for rowid, sim in top.items():
+                    sims[rowid] = max(sim, sims.get(rowid, 0.0))
+            lift = self._dense.background(bank, vectors[0]) + BACKGROUND_MARGIN if vectors else 0.0
+            nearest = self._nearest_rows(conn, sims, search.filters, lift)
+            # The lexical candidates the vector search did not score get their cosine now.
+            unscored = [rowid for rowid in lexical_rowids() if rowid not in found]
+            for vec in vectors:
+                for rowid, sim in self._dense.similarity(bank, vec, unscored).items():
+                    sims[rowid] = max(sim, sims.get(rowid, 0.0))
+            return _Near(vectors, sims, nearest)
 
     def _nearest_rows(
         self, conn: sqlite3.Connection, sims: dict[int, float], filters: Filters, lift: float = 0.0
