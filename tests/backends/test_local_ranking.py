@@ -484,3 +484,31 @@ def test_packed_rows_of_a_damaged_file_fall_back_to_plain_rows(tmp_path: Path) -
 def test_any_query_text_is_safe(scored: LocalBackend, query: str) -> None:
     hits = scored.recall("b", RecallRequest(query=query)).hits
     assert all(h.text.startswith("kafka") for h in hits)
+
+
+def test_a_planned_search_ranks_as_an_unplanned_one_and_plans_once(tmp_path: Path) -> None:
+    """A hybrid recall reads what decides the ranking first (``plan``, ADR 227): whether all the
+    terms' matches fit one window. Planned or not, ``run`` returns the same rows in the same mode,
+    for terms whose matches overlap (they fit: every term is ranked) and for terms that do not
+    (the rarest are); a copy for another connection plans nothing again."""
+    from hindsight_hooks.backends.local_query import CandidateSearch, Filters
+
+    backend = make(tmp_path)
+    shared = [item(f"garden tomatoes water note {i}", f"g{i}") for i in range(60)]
+    apart = [item(f"{'kafka' if i % 2 else 'broker'} note {i}", f"k{i}") for i in range(120)]
+    backend.retain_batch("b", [*shared, *apart], operation_id="op")
+    conn = raw(backend.path)
+    for terms, mode in ((["garden", "tomatoes", "water"], "exact"), (["kafka", "broker"], "pruned")):
+        plain = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO), window=70)
+        planned = CandidateSearch(conn, 0, 1 << 50, Filters("b", T0_ISO), window=70)
+        planned.plan(terms)
+        assert list(planned._fits.values()) == [mode == "exact"]
+        other = raw(backend.path)
+        statements: list[str] = []
+        other.set_trace_callback(statements.append)
+        on_its_own = planned.on(other)
+        for search in (plain, planned, on_its_own):
+            result = search.run(terms, 40, 8)
+            assert result.mode == mode
+            assert [r[0] for r in result.rows] == [r[0] for r in plain.run(terms, 40, 8).rows]
+        assert not [s for s in statements if "OFFSET" in s]  # whether they fit was not read again

@@ -233,6 +233,7 @@ class CandidateSearch:
         self.filters = filters
         where, self._where_params = filters.where()
         self._counts: dict[str, int] = {}  # capped match counts per term, when the search needed them
+        self._fits: dict[str, bool] = {}  # match expression -> its matches fit one window (``plan``)
         self._top: int | None = None  # the bank's highest rowid, once read (``_read_top``)
         self._top_read = False
         # The matches are ranked in a co-routine (``LIMIT -1`` keeps SQLite from flattening it)
@@ -271,7 +272,7 @@ class CandidateSearch:
         filters and window; the bank's top and the term counts as read so far, so the helper ranks
         what this search's snapshot holds and counts nothing again; its rows packed."""
         other = copy.copy(self)
-        other.conn, other._counts, other.packed = conn, dict(self._counts), True
+        other.conn, other._counts, other._fits, other.packed = conn, dict(self._counts), dict(self._fits), True
         return other
 
     def _ranked_rows(self, params: list[Any]) -> list[Any]:
@@ -343,9 +344,7 @@ class CandidateSearch:
         if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
         counts = self.term_counts(terms)  # read already when the recall's vector side needed them
-        if sum(counts) <= self.window or (
-            max(counts) <= self.window and self._nth_newest(expr, lo, hi, self.window + 1) is None
-        ):
+        if sum(counts) <= self.window or (max(counts) <= self.window and self._fits_window(expr, hi)):
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
         order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
         chosen: list[str] = []
@@ -362,6 +361,25 @@ class CandidateSearch:
             more = self._windows(expr, lo, hi, need - len(rows), {int(r[K_ROWID]) for r in rows})
             return SearchResult(rows + more, "pruned+window")
         return SearchResult(self._windows(expr, lo, hi, need, set()), "window")
+
+    def plan(self, terms: list[str]) -> None:
+        """Read what decides how :meth:`run` ranks ``terms`` — the bank's top, the terms' counts,
+        whether all their matches fit one window — so that it then only ranks. A hybrid recall
+        plans before its helper thread starts (ADR 227): a statement run while the helper holds the
+        GIL waits for it at its end, and the ranking statement is then the only one that does."""
+        hi = self._read_top()
+        if hi is None or hi - self.lo < self.window or not terms:
+            return
+        counts = self.term_counts(terms)
+        if sum(counts) > self.window and max(counts) <= self.window:
+            self._fits_window(match_expression(terms), hi)
+
+    def _fits_window(self, expr: str, hi: int) -> bool:
+        """Do all of ``expr``'s matches up to ``hi`` fit one ranking window? (read once per search)"""
+        fits = self._fits.get(expr)
+        if fits is None:
+            fits = self._fits[expr] = self._nth_newest(expr, self.lo, hi, self.window + 1) is None
+        return fits
 
     def term_counts(self, terms: list[str]) -> list[int]:
         """How many units of the bank match each term (filters aside), capped at ``window + 1``.

@@ -709,11 +709,10 @@ class LocalRecall(LocalVectorWiring):
             lexical.append(by_words(search))
             return [int(row[K_ROWID]) for row in lexical[0].rows]
 
-        both = (
-            self._words_here_meaning_alongside(conn, search, query, terms, need, bounds, by_words)
-            if sum(matches) >= ALONGSIDE_MIN_ROWS
-            else None
-        )
+        both = None
+        if sum(matches) >= ALONGSIDE_MIN_ROWS:
+            search.plan(words)  # its statements now, while no helper holds the GIL (ADR 227)
+            both = self._words_here_meaning_alongside(conn, search, query, terms, need, bounds, by_words)
         if both is None:  # few matches, or no thread can be had (the interpreter is shutting down)
             near = self._by_meaning(conn, search, query, terms, need, lexical_rowids)
             result = lexical[0] if lexical else by_words(search)
