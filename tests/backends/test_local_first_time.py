@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,35 @@ def test_a_first_mention_long_ago_is_found_among_many_newer(tmp_path: Path) -> N
     ):
         assert texts_recalled(backend, question, ASKED_ON, 8)[0] == STARTED, question
     assert STARTED not in texts_recalled(backend, "what is the next billing migration step?", ASKED_ON, 8)  # as before
+
+
+def _branches(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives, a branch that is one group ``(?:a|b)`` split in turn."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(pattern):
+        if ch == "(" and pattern[i - 1 : i] != "\\":
+            depth += 1
+        elif ch == ")" and pattern[i - 1 : i] != "\\":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+    out.append(pattern[start:])
+    split: list[str] = []
+    for branch in out:
+        if branch.startswith("(?:") and branch.endswith(")") and len(_branches(branch[3:-1])) > 1:
+            split.extend(_branches(branch[3:-1]))
+        else:
+            split.append(branch)
+    return split
+
+
+def test_every_phrase_of_the_first_time_says_one_of_the_words_checked_first() -> None:
+    """``asks_for_first`` tries the long pattern only on a prompt that says one of its hints
+    (ADR 227): so every phrase the pattern knows must say one, or the prefilter would hide it."""
+    from hindsight_hooks.backends.local_time import _FIRST, _FIRST_HINTS
+
+    branches = _branches(_FIRST.pattern)
+    assert len(branches) > 50
+    literal = [re.sub(r"\\[sbw]|\(\?:|[()?+*\\]", "", branch) for branch in branches]
+    assert [text for text in literal if not any(hint in text for hint in _FIRST_HINTS)] == []

@@ -298,3 +298,26 @@ def test_line_keys_are_stable_so_records_written_earlier_still_match() -> None:
     # a time shown on a clock west or east of UTC (ADR 212) comes off like a UTC one
     for said in ("2026-11-28 23:30 UTC-05:00", "2026-11-28 23:30 UTC+05:30", "2026-11-28 23:30 UTC"):
         assert line_keys(f"2. Cap the queue at 500 jobs. ({said})")[-1] == "cap the queue at 500 jobs."
+
+
+_line_parts = st.sampled_from(
+    [" ", "\u00a0", "\t", "(", ")", "[", "]", "x", "Use uv", "[decision]", "[a, b]", "(2025-03-02)",
+     "(2026-11-28 23:30 UTC)", "(2026-11-28 23:30 UTC+05:30)", "(never Mondays)", "2025-03-02", "\u3000"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_line_parts, max_size=12).map("".join))
+def test_a_trailing_day_and_tags_come_off_as_the_patterns_take_them_off(line: str) -> None:
+    """The day and the tags at a line's end are found from their last bracket (ADR 227): the
+    result is the patterns' own, for any mix of brackets, dates and Unicode spaces."""
+    from hindsight_hooks.retain.echo_guard import (
+        _DAY_FROM_BRACKET,
+        _TAGS_FROM_BRACKET,
+        _TRAILING_DAY,
+        _TRAILING_TAGS,
+        _without_trailing,
+    )
+
+    assert _without_trailing(line, "(", _DAY_FROM_BRACKET) == _TRAILING_DAY.sub("", line)
+    assert _without_trailing(line, "[", _TAGS_FROM_BRACKET) == _TRAILING_TAGS.sub("", line)
