@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import cache, partial
 from itertools import islice
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -115,6 +115,14 @@ DECISION_READ_FACTOR = 4
 # The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``), and
 # those answered by a session walk, whose order the block keeps.
 ShownFirst = Literal["decisions", "known", "left off", "done"]
+
+
+class _Asking(NamedTuple):
+    """What a vector search is asked: the query, its terms, and how many candidates it wants."""
+
+    query: str
+    terms: list[str]
+    need: int
 
 
 @dataclass
@@ -704,6 +712,7 @@ class LocalRecall(LocalVectorWiring):
         # rank: a helper thread pays only when that is more than a fraction of a millisecond.
         matches = search.term_counts(words) if words else []
         lexical: list[SearchResult] = []
+        asking = _Asking(query, terms, need)
 
         def lexical_rowids() -> list[int]:  # inline: the bm25 search, while the index is held
             lexical.append(by_words(search))
@@ -712,9 +721,9 @@ class LocalRecall(LocalVectorWiring):
         both = None
         if sum(matches) >= ALONGSIDE_MIN_ROWS:
             search.plan(words)  # its statements now, while no helper holds the GIL (ADR 227)
-            both = self._words_here_meaning_alongside(conn, search, query, terms, need, bounds, by_words)
+            both = self._words_here_meaning_alongside(conn, search, asking, bounds, by_words)
         if both is None:  # few matches, or no thread can be had (the interpreter is shutting down)
-            near = self._by_meaning(conn, search, query, terms, need, lexical_rowids)
+            near = self._by_meaning(conn, search, asking, lexical_rowids)
             result = lexical[0] if lexical else by_words(search)
         else:
             result, near = both
@@ -740,9 +749,7 @@ class LocalRecall(LocalVectorWiring):
         self,
         conn: sqlite3.Connection,
         search: CandidateSearch,
-        query: str,
-        terms: list[str],
-        need: int,
+        asking: _Asking,
         bounds: tuple[float | None, threading.Event | None],
         by_words: Callable[[CandidateSearch], SearchResult],
     ) -> tuple[SearchResult, _Near | None] | None:
@@ -762,7 +769,7 @@ class LocalRecall(LocalVectorWiring):
         posted: Future[list[int]] = Future()
         # The helper waits for the rowids without a bound of its own: this thread posts them, or
         # cancels the wait, before it waits for the helper, whatever happens to its statement.
-        meaning = alongside(partial(self._meaning_apart, search, query, terms, need, bounds, posted.result))
+        meaning = alongside(partial(self._meaning_apart, search, asking, bounds, posted.result))
         if meaning is None:
             return None
         try:
@@ -776,9 +783,7 @@ class LocalRecall(LocalVectorWiring):
     def _meaning_apart(
         self,
         search: CandidateSearch,
-        query: str,
-        terms: list[str],
-        need: int,
+        asking: _Asking,
         bounds: tuple[float | None, threading.Event | None],
         lexical_rowids: Callable[[], list[int]],
     ) -> _Near | None:
@@ -787,15 +792,13 @@ class LocalRecall(LocalVectorWiring):
         end, signal = bounds
         left = None if end is None else max(0.001, end - time.monotonic())
         with self._read("recall", left, signal) as own:
-            return self._by_meaning(own, search.on(own), query, terms, need, lexical_rowids)
+            return self._by_meaning(own, search.on(own), asking, lexical_rowids)
 
     def _by_meaning(
         self,
         conn: sqlite3.Connection,
         search: CandidateSearch,
-        query: str,
-        terms: list[str],
-        need: int,
+        asking: _Asking,
         lexical_rowids: Callable[[], list[int]],
     ) -> _Near | None:
         """The vector search over ``conn``: the query's vectors, the units nearest to them that pass
@@ -803,6 +806,7 @@ class LocalRecall(LocalVectorWiring):
         called once the nearest are read) included. None when the bank's matrix cannot be searched
         this time."""
         assert self._semantic is not None
+        query, terms, need = asking
         with self._dense.searching(
             conn, search.lo, search.hi, self._semantic.model, self._semantic.dim, RECALL_WAIT_S
         ) as bank:
