@@ -176,3 +176,22 @@ def test_a_subject_added_to_any_form_makes_it_a_search(question: str, subject: s
     """ "What do you know about the billing service?" asks about it: searched as before."""
     asked = f"{question.rstrip('?？ ')} about the {subject} service?"
     assert not asks_what_is_known(asked, words_of_the_period(asked, ASKED_ON))
+
+
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_a_question_for_the_preferences_is_answered_by_them_alone(tmp_path: Path, semantic: bool) -> None:
+    """ "What are my preferences?" asks for what was said to keep, not for what was worked on
+    (ADR 228): the last sessions' first requests stay out of its block — unless nothing was said
+    to keep, when they are what there is."""
+    backend = retain_talks(
+        make(tmp_path, semantic=StaticEmbedder()) if semantic else make(tmp_path), [SAID, EARLIER, *DAY]
+    )
+    if semantic:
+        with_vectors_in_memory(backend, "pnpm")
+    for question in ("what are my preferences?", "what conventions do we follow?", "Quelles sont mes préférences ?"):
+        hits = recall(backend, question)
+        assert hits[: len(KEPT)] == KEPT, question
+        assert not set(WORKED) & set(hits), question
+    assert recall(backend, "what do you remember?") == [*KEPT, *WORKED]  # the general question keeps both
+    bare = retain_talks(make(tmp_path / "bare"), [EARLIER, *DAY])
+    assert recall(bare, "what are my preferences?")[:3] == WORKED

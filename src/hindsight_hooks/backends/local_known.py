@@ -33,16 +33,26 @@ KNOWN_SESSIONS = 3
 # The question, in its folded words: "what do you know / remember", "what have you learned",
 # "what's in your memory", "summarize what you know", "what are my preferences", "what conventions
 # do we follow", and the same in the other nine languages.
+# The question for the statements themselves: "what are my preferences?", "what conventions do we
+# follow?" (folded), in the languages that say it this way.
+_PREFERENCE_WORDS = r"(?:preferences|conventions|rules|standards|guidelines)"
+_ASKS_FOR_PREFERENCES = (
+    rf"\bwhat\s+(?:are|were)\s+(?:my|our|the)\s+{_PREFERENCE_WORDS}\b"
+    rf"|\bwhat\s+{_PREFERENCE_WORDS}\s+do\s+(?:we|i)\s+(?:follow|use|have)\b"
+    r"|\bwelche\s+(?:vorlieben|konventionen|regeln)\s+(?:habe|haben)\s+(?:ich|wir)\b"
+    r"|\bquelles\s+sont\s+(?:mes|nos)\s+(?:preferences|conventions|regles)\b"
+    r"|\bcuales\s+son\s+(?:mis|nuestras)\s+(?:preferencias|convenciones|reglas)\b"
+)
+_PREFERENCES = re.compile(_ASKS_FOR_PREFERENCES)
+# The question, in its folded words: "what do you know / remember", "what have you learned",
+# "what's in your memory", "summarize what you know", the preferences' question above, and the
+# same in the other nine languages.
 _ASKS_WHAT_IS_KNOWN = re.compile(
     r"\bwhat\s+(?:else\s+)?(?:do|did)\s+you\s+(?:remember|know|recall)\b"
     r"|\bwhat\s+(?:have|'ve|’ve)\s+you\s+(?:remembered|learned|learnt|stored|saved|kept|noted|got)\b"
     r"|\bwhat(?:'s|’s|\s+is)\s+in\s+(?:your|the)\s+memory\b|\bwhat\s+does\s+(?:your|the)\s+memory\s+(?:say|hold)\b"
     r"|\bwhat\s+you\s+(?:know|remember)\b|\bdo\s+you\s+(?:remember|know)\s+(?:me|us|anything)\b"
-    r"|\bwhat\s+(?:are|were)\s+(?:my|our|the)\s+(?:preferences|conventions|rules|standards|guidelines)\b"
-    r"|\bwhat\s+(?:preferences|conventions|rules|standards|guidelines)\s+do\s+(?:we|i)\s+(?:follow|use|have)\b"
-    r"|\bwelche\s+(?:vorlieben|konventionen|regeln)\s+(?:habe|haben)\s+(?:ich|wir)\b"
-    r"|\bquelles\s+sont\s+(?:mes|nos)\s+(?:preferences|conventions|regles)\b"
-    r"|\bcuales\s+son\s+(?:mis|nuestras)\s+(?:preferencias|convenciones|reglas)\b"
+    rf"|{_ASKS_FOR_PREFERENCES}"
     r"|\bwas\s+(?:weißt|weisst)\s+du\b|\bwas\s+wissen\s+sie\b|\bworan\s+erinnerst\s+du\s+dich\b"
     r"|\bwas\s+hast\s+du\s+dir\s+gemerkt\b"
     r"|\bque\s+sais[\s-]+tu\b|\bqu'est[\s-]+ce\s+que\s+tu\s+sais\b|\bde\s+quoi\s+te\s+souviens[\s-]+tu\b"
@@ -119,6 +129,13 @@ def asks_what_is_known(query: str, is_time_word: Callable[[str], bool]) -> bool:
         return False
     rest = query_terms(_ASKS_WHAT_IS_KNOWN.sub(" ", folded))
     return all(fold(term) in _GENERAL_WORDS or is_time_word(term) for term in rest)
+
+
+def asks_for_preferences(query: str) -> bool:
+    """Whether a question about what is known asks for the preferences and conventions themselves
+    ("what are my preferences?"): it is answered by what the user said to keep alone, without the
+    last sessions' first requests, unless nothing was said to keep."""
+    return _PREFERENCES.search(fold(query)) is not None
 
 
 def asks_what_is_known_now(text: str) -> bool:

@@ -48,7 +48,7 @@ from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, join_unranked, ranked_candidate, said_epoch, unranked_candidate
-from .local_known import KNOWN_SESSIONS, asks_what_is_known, kept_cues, states_kept
+from .local_known import KNOWN_SESSIONS, asks_for_preferences, asks_what_is_known, kept_cues, states_kept
 from .local_prefix import with_prefixes
 from .local_query import (
     K_ROWID,
@@ -358,7 +358,8 @@ class LocalRecall(LocalVectorWiring):
 
         - ``decisions`` (ADR 220): the decisions stated, and the proposals the user answered (ADR 224);
         - ``known`` (ADR 223): what the user said to keep, newest written first, then the first
-          requests of the last sessions;
+          requests of the last sessions (not for "what are my preferences?" when something was
+          said to keep, ADR 228);
         - ``left off`` (ADR 222): the session before the asking one, from its first request to how it
           ended, then the first requests of the sessions before it;
         - ``done`` (ADR 221): the first request of each of the period's (or the last) sessions.
@@ -386,6 +387,8 @@ class LocalRecall(LocalVectorWiring):
             kept += self._add_stated(conn, candidates, filters, said, limit, states=states_kept)
             kept += self._add_answered_proposals(conn, candidates, filters, during, limit)
         kept = sorted(set(kept), reverse=True)[:limit]  # newest written first
+        if kept and asks_for_preferences(query):  # what was said to keep, and that only (ADR 228)
+            return kept
         worked = self._add_session_openers(conn, candidates, filters, period or lately, KNOWN_SESSIONS, live=live)
         head = max(1, limit - len(worked))  # the last sessions keep their places in the block
         return [*kept[:head], *worked, *kept[head:]]
