@@ -186,14 +186,23 @@ NEXT = ["what's next?", "what's left to do?", "what should we do next?", "any op
         "Wat moet er nog gebeuren?", "Что осталось?", "Co dalej?", "Що далі?"]  # fmt: skip
 
 
-@pytest.mark.parametrize("question", NEXT)
+STATUS = ["what's the status?", "status update?", "where are we?", "where are we at?", "where do things stand?",
+          "catch me up", "bring me up to speed", "Wie ist der Stand?", "Où en est-on ?", "¿En qué punto estamos?",
+          "A che punto siamo?", "Em que ponto estamos?", "Hoe staan we ervoor?", "Какой статус?",
+          "Jaki jest status?", "Який статус?"]  # fmt: skip
+
+
+@pytest.mark.parametrize("question", [*NEXT, *STATUS])
 def test_a_question_about_what_is_left_to_do(question: str) -> None:
     assert asks_what_is_next(question, words_of_the_period(question, ASKED_ON))
 
 
 @pytest.mark.parametrize(
-    "question", ["what's left of the billing migration?", "what are the next steps for the release?", "next?!"]
-)
+    "question",
+    ["what's left of the billing migration?", "what are the next steps for the release?", "next?!",
+     "what's the status of the billing migration?", "where are we deploying the API?", "where are we with it?",
+     "Wie ist der Stand beim Login?"],
+)  # fmt: skip
 def test_what_is_left_of_a_subject_is_searched(question: str) -> None:
     assert not asks_what_is_next(question, words_of_the_period(question, ASKED_ON))
 
@@ -209,3 +218,16 @@ def test_what_is_next_opening_a_session_is_where_we_left_off(tmp_path: Path) -> 
                               {"role": "user", "content": "what's next?"}])  # fmt: skip
     assert OPENED not in recall(backend, "what's next?", seen=inside)
     assert OPENED not in recall(backend, "what's next?")  # a tool's recall: no session in view
+
+
+@pytest.mark.parametrize("question", ["what's the status?", "where are we?", "Wie ist der Stand?"])
+def test_how_things_stand_opening_a_session_is_where_we_left_off(tmp_path: Path, question: str) -> None:
+    """ "What's the status?" to begin a session asks how the last one ended (ADR 229); inside a
+    session it asks about the work in view, and is searched by its words as before."""
+    backend = retain_talks(make(tmp_path), [*DAY, LAST])
+    opening = InContext("s9", [{"role": "user", "content": question}])
+    assert recall(backend, question, seen=opening)[:4] == [OPENED, *ENDED]
+    inside = InContext("s9", [{"role": "user", "content": "Rename the helper."},
+                              {"role": "assistant", "content": "Renamed."},
+                              {"role": "user", "content": question}])  # fmt: skip
+    assert OPENED not in recall(backend, question, seen=inside)

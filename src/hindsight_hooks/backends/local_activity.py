@@ -83,6 +83,20 @@ _ASKS_WHAT_IS_NEXT = re.compile(
     r"|\bo\s+que\s+(?:falta|vem\s+agora)(?:\s+fazer)?\b"
     r"|\bwat\s+(?:moet\s+er\s+nog(?:\s+gebeuren|\s+gedaan\s+worden)?|is\s+de\s+volgende\s+stap)\b"
     r"|\bчто\s+(?:дальше|осталось)\b|\bco\s+(?:dalej|zostalo)\b|\bщо\s+(?:далі|залишилося)\b"
+    # How things stand, asked to begin a session (ADR 229): "what's the status?", "where are we?",
+    # "catch me up", and the same in the other nine languages (folded).
+    r"|\bwhat(?:'s|’s|\s+is)\s+the\s+(?:status|state\s+of\s+things)\b|\bstatus\s+(?:update|report)\b"
+    r"|\bwhere\s+are\s+we(?:\s+at)?\b|\bwhere\s+do\s+(?:we|things)\s+stand\b|\bcatch\s+me\s+up\b"
+    r"|\bbring\s+me\s+up\s+to\s+speed\b"
+    r"|\b(?:wie|was)\s+ist\s+der\s+(?:stand|status)\b|\bwo\s+stehen\s+wir\b"
+    r"|\bou\s+en\s+est[\s-]+on\b|\bquel\s+est\s+le\s+statut\b"
+    r"|\ben\s+que\s+punto\s+estamos\b|\bcomo\s+vamos\b|\bcual\s+es\s+el\s+estado\b"
+    r"|\ba\s+che\s+punto\s+siamo\b|\bqual\s+e\s+lo\s+stato\b"
+    r"|\bem\s+que\s+ponto\s+estamos\b|\bqual\s+e\s+o\s+status\b"
+    r"|\bhoe\s+staan\s+we\s+ervoor\b|\bwat\s+is\s+de\s+status\b"
+    r"|\bкакои\s+(?:сеичас\s+)?статус\b|\bна\s+каком\s+мы\s+этапе\b"
+    r"|\bjaki\s+jest\s+status\b|\bna\s+jakim\s+etapie\s+jestesmy\b"
+    r"|\bякии\s+(?:зараз\s+)?статус\b|\bна\s+якому\s+ми\s+етапі\b"
 )
 # "Where were we on it?", "where did we leave off with that?": a pronoun names a subject of the talk.
 _ABOUT_IT = re.compile(r"\b(?:on|with|about|regarding|for|in)\s+(?:it|that|this|them|these|those)\b")
