@@ -193,3 +193,16 @@ def test_with_redact_secrets_off_the_tools_send_the_query_as_typed(
     with Project(tmp_path / "repo", config).host() as host:
         assert not host.call_tool("hindsight_recall", {"query": PROMPT}).is_error
     assert [b["query"] for b in recording_server.bodies("/memories/recall")] == [PROMPT]
+
+
+def test_a_secret_in_the_query_preamble_is_redacted_turn_after_turn() -> None:
+    """The prefix sections (preamble, date, repo hints) are redacted once and the answer kept
+    (ADR 227): every later query carries the redacted form, never the secret."""
+    cfg = RecallConfig(project_query_preamble=f"deploy with {AWS_KEY}")
+    for turn in range(3):
+        composed = compose_query(
+            [user(f"question {turn}", turn)], "project", cfg, repo_key="abc", cwd=Path("/w/repo"), redact=True
+        )
+        assert AWS_KEY not in composed.query and "deploy with [REDACTED" in composed.query
+    plain = compose_query([user("q", 9)], "project", cfg, repo_key="abc", cwd=Path("/w/repo"), redact=False)
+    assert AWS_KEY in plain.query  # redaction off: the preamble as configured

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -162,7 +163,7 @@ def compose_query(
     sections = _prefix_sections(kind, cfg, repo_key, cwd, now)
     limit = max(1, cfg.max_query_chars)
     if redact:
-        sections = [redact_text(s) for s in sections]
+        sections = [_redacted_section(s) for s in sections]
     prefix = "\n\n".join(sections)
     query = "\n\n".join([*sections, body])
     if len(query) > limit:
@@ -174,6 +175,14 @@ def compose_query(
     if len(body) > limit:
         body = body[-limit:].lstrip()
     return ComposedQuery(query=query, body=body)
+
+
+@lru_cache(maxsize=64)
+def _redacted_section(section: str) -> str:
+    """A prefix section redacted: the preamble, the date line and the repo hints are the same turn
+    after turn, and each secret pattern costs its scan of them on every prompt (``redact_text``
+    reads no state, so its answer for a text is kept)."""
+    return redact_text(section)
 
 
 def _redacted_tail(body: str, limit: int) -> str:
