@@ -212,14 +212,14 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     assert_answer_follows(item_lines(block), LINT_PROPOSAL, LINT_ANSWER, block)
 
 
-@pytest.mark.parametrize("asked", ["Where did we leave off?", "What's next?"])
+@pytest.mark.parametrize("asked", ["Where did we leave off?", "What's next?", "What's the status?"])
 def test_a_new_session_is_told_where_the_last_one_stopped(
     setup: tuple[Claude, Project, ModelServer], asked: str
 ) -> None:
     """ADR 222 through the real host: a session's request and, in the resumed session, how it was
-    left; a new session's "Where did we leave off?" (no word of either), or "What's next?" as its
-    first prompt (what the hook hands us holds no earlier turn), gets both, in that order, at the
-    head of our block."""
+    left; a new session's "Where did we leave off?" (no word of either), or "What's next?" and
+    "What's the status?" (ADR 229) as its first prompt (what the hook hands us holds no earlier
+    turn), gets both, in that order, at the head of our block."""
     claude, project, server = setup
     said_in_two_turns(claude.run, project, (LIMITS_ASK, "rate limiting"), (LIMITS_LATER, "burst tests"))
     server.clear()

@@ -191,6 +191,13 @@ def test_what_do_you_remember_gets_what_the_user_said_to_keep(setup: tuple[Codex
     items = item_lines(block)
     assert items and PREFERENCE in items[0], block
     assert any("Add a health check endpoint to the API." in line for line in items[1:]), block
+    # "What are my preferences?" (ADR 228): the preference, and not the request worked on.
+    server.clear()
+    codex.run("What are my preferences?")
+    block = block_in(_turns(server)[-1])
+    items = item_lines(block)
+    assert items and PREFERENCE in items[0], block
+    assert not any("Add a health check endpoint to the API." in line for line in items), block
 
 
 def test_the_models_call_of_our_recall_tool_returns_the_decision(setup: tuple[Codex, Project, ModelServer]) -> None:
