@@ -761,11 +761,12 @@ class LocalRecall(LocalVectorWiring):
         They meet once: the helper, still holding the index, waits for the lexical candidates'
         rowids to give them their cosines.
 
-        Why this way round: Python threads share one GIL, and a thread that wants it back waits
-        until the one holding it lets go. SQLite lets go of it while it ranks, for the whole
-        statement (its rows come back packed, ADR 177); the vector search is Python and numpy that
-        hold it most of the time. With the statement on the helper, the helper waited for this
-        thread's Python at every step of its own; turned round, nothing waits for the statement.
+        Why this way round: Python threads share one GIL, and a thread that wants it back after a
+        statement waits until the one holding it lets go. SQLite lets go of it for the whole
+        ranking statement (its rows come back packed, ADR 177), and this thread, already inside its
+        read transaction and with the ranking planned (``CandidateSearch.plan``), needs it back
+        once; on the helper the bm25 search needed it back after each of its five or more
+        statements, each time waiting for this thread's Python.
         """
         from concurrent.futures import Future
 
