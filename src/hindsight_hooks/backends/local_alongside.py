@@ -3,8 +3,8 @@
 Why: the two searches of a hybrid recall do not depend on each other. SQLite lets go of the GIL
 for the whole bm25 statement, so on a machine with a second core the vector search's Python and
 numpy run meanwhile, and a recall costs about the longer of the two instead of their sum (ADR 177;
-ADR 227 put the statement on the recall's thread and the vectors here, the way round in which
-neither waits for the other's Python).
+ADR 227 put the statement on the recall's thread and the vectors here: the statement's thread then
+needs the GIL back after one statement, not five).
 
 The helper reads on its own thread's connection. It holds the shared vector index while it
 searches and waits for the lexical candidates' rowids, which the recall posts (or cancels) before
