@@ -32,7 +32,7 @@ CACHE = [
      "how long did the billing migration take?", "since when do we use pnpm?", "when did we start the migration?",
      "what was the cache at first?", "Wann haben wir zum ersten Mal über Billing gesprochen?",
      "Depuis quand utilise-t-on pnpm ?", "¿Cuándo hablamos por primera vez de la migración?",
-     "Когда мы впервые обсуждали миграцию?", "Od kiedy używamy pnpm?"],
+     "Когда мы впервые обсуждали миграцию?", "Od kiedy używamy pnpm?", "Jak długo trwała migracja?"],
 )  # fmt: skip
 def test_a_question_about_the_first_time(question: str) -> None:
     assert asks_for_first(question)

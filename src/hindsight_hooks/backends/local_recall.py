@@ -31,6 +31,7 @@ from .local_activity import (
 )
 from .local_alongside import alongside
 from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
+from .local_changes import asks_what_changed, change_cues, states_change
 from .local_decisions import (
     PROPOSAL_CUES,
     asks_about_decisions,
@@ -114,7 +115,7 @@ def answered_terms(cand: Candidate) -> str:
 DECISION_READ_FACTOR = 4
 # The kinds of question about the past whose answer goes first (``LocalRecall._first_shown``), and
 # those answered by a session walk, whose order the block keeps.
-ShownFirst = Literal["decisions", "known", "left off", "done"]
+ShownFirst = Literal["decisions", "known", "left off", "changes", "done"]
 
 
 class _Asking(NamedTuple):
@@ -135,7 +136,7 @@ class _Near:
     nearest: list[Candidate]
 
 
-WALKS: frozenset[ShownFirst] = frozenset({"known", "left off", "done"})
+WALKS: frozenset[ShownFirst] = frozenset({"known", "left off", "changes", "done"})
 # A question about the first time takes this many of the first units that say its subject (ADR 226).
 FIRST_MENTIONS = 2
 # A period of at most this many units bounds those searches by its rowids (``_said_in``).
@@ -240,6 +241,7 @@ class LocalRecall(LocalVectorWiring):
                 "decisions" if decisions
                 else "known" if known
                 else "left off" if resume
+                else "changes" if asks_what_changed(request.query, of_the_period)
                 else "done" if (period is not None or asks_recent)
                 and asks_what_was_done(request.query, terms, of_the_period if period else is_recency_word)
                 else None
@@ -362,6 +364,7 @@ class LocalRecall(LocalVectorWiring):
           said to keep, ADR 228);
         - ``left off`` (ADR 222): the session before the asking one, from its first request to how it
           ended, then the first requests of the sessions before it;
+        - ``changes`` (ADR 230): the changes of mind stated, newest written first;
         - ``done`` (ADR 221): the first request of each of the period's (or the last) sessions.
 
         ``asked``: the query, its period, the time it is asked at, the asking session's document
@@ -376,6 +379,12 @@ class LocalRecall(LocalVectorWiring):
             return self._add_session_openers(conn, candidates, filters, period or lately, limit)
         # The FTS5 searches of statements read the period's units only; None: the period holds none.
         during = self._said_in(conn, filters.bank_id, period)
+        if kind == "changes":
+            if during is None:
+                return []
+            return self._add_stated(
+                conn, candidates, filters, (change_cues(query), during), limit, states=states_change
+            )
         if kind == "decisions":
             if during is None:
                 return set()

@@ -358,7 +358,7 @@ _FIRST = re.compile(
     r"|\bpela\s+primeira\s+vez\b|\bno\s+inicio\b|\bdesde\s+quando\b"
     r"|\bvoor\s+het\s+eerst\b|\boorspronkelijk\b|\baanvankelijk\b|\bsinds\s+wanneer\b|\bhoe\s+lang\b"
     r"|(?:в\s+первыи\s+раз|впервые|изначально|сначала|с\s+каких\s+пор|как\s+долго)"
-    r"|\bpo\s+raz\s+pierwszy\b|\bpierwotnie\b|\bna\s+poczatku\b|\bod\s+kiedy\b|\bjak\s+dlugo\b"
+    r"|\bpo\s+raz\s+pierwszy\b|\bpierwotnie\b|\bna\s+poczatku\b|\bod\s+kiedy\b|\bjak\s+(?:dlugo|długo)\b"
     r"|(?:вперше|спочатку|спершу|відколи|як\s+довго)"
 )
 
@@ -387,7 +387,7 @@ _FIRST_HINTS = (
     "first", "origin", "initial", "begin", "long", "since", "start", "erst", "ursprung", "anfang", "seit",
     "lang", "premiere", "debut", "depuis", "combien", "prim", "principio", "desde", "cuanto", "inizio",
     "quando", "quanto", "inicio", "spronk", "aanvank", "sinds", "перв", "изначальн", "сначала", "пор", "долго",
-    "pierw", "poczat", "kiedy", "dlugo", "перш", "спочатку", "відколи", "довго",
+    "pierw", "poczat", "kiedy", "dlugo", "długo", "перш", "спочатку", "відколи", "довго",
 )  # fmt: skip
 
 
