@@ -265,6 +265,17 @@ def block_items(block: str) -> list[str]:
     return _ITEM.findall(block)
 
 
+def asked_the_next_day(project: Project, talk: list[Message], retained: str, *prompt: Message) -> list[str]:
+    """The block items a new session's ``prompt`` (its messages so far) gets, after a session on the
+    lexical store said ``talk`` (retained by ``agent_end``; ``retained``: a text of it to wait for)."""
+    project.configure({"local": {"semantic": "off"}}, replace=False)
+    with project.host("monday") as host:
+        host.agent_end(talk)
+    assert wait_until(lambda: project.unit_count(retained) == 1)
+    with project.host("tuesday") as host:
+        return block_items(block_text(host.context(list(prompt))))
+
+
 def statuses(ui: RecordingUI) -> list[str]:
     return [text or "" for key, text in ui.status_history if key == "hindsight"]
 

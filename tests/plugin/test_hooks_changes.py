@@ -7,7 +7,7 @@ question found what says "change", not "we switched from npm to pnpm".
 
 from __future__ import annotations
 
-from .hostkit import Project, assistant, block_items, block_text, isolated, local_project, user, wait_until
+from .hostkit import Project, asked_the_next_day, assistant, isolated, local_project, user
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
@@ -22,13 +22,7 @@ TALK = [
 
 
 def test_a_new_session_asking_what_changed_gets_the_change_stated(local_project: Project) -> None:
-    local_project.configure({"local": {"semantic": "off"}}, replace=False)
-    with local_project.host("monday") as host:
-        host.agent_end(TALK)
-    assert wait_until(lambda: local_project.unit_count("pnpm in this repo") == 1)
-    with local_project.host("tuesday") as host:
-        block = block_text(host.context([user("What changed lately?", 21)]))
-    items = block_items(block)
-    assert items and items[0] == "user: We switched from npm to pnpm in this repo.", block
-    assert "user: Add a health check endpoint to the API." not in items, block  # a request is no change
-    assert "user: Let's use Redis for the session cache." not in items, block  # a decision kept, not changed
+    items = asked_the_next_day(local_project, TALK, "pnpm in this repo", user("What changed lately?", 21))
+    assert items and items[0] == "user: We switched from npm to pnpm in this repo.", items
+    assert "user: Add a health check endpoint to the API." not in items, items  # a request is no change
+    assert "user: Let's use Redis for the session cache." not in items, items  # a decision kept, not changed

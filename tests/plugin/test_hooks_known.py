@@ -7,7 +7,14 @@ Before, the question found nothing (no stored message says "remember" or "know")
 
 from __future__ import annotations
 
-from .hostkit import Project, assistant, block_items, block_text, isolated, local_project, user, wait_until
+from .hostkit import (
+    Project,
+    asked_the_next_day,
+    assistant,
+    isolated,
+    local_project,
+    user,
+)
 
 __all__ = ["isolated", "local_project"]  # fixtures, re-exported for pytest
 
@@ -24,30 +31,21 @@ TALK = [
 
 
 def test_a_new_session_asking_what_is_remembered_gets_what_was_said_to_keep(local_project: Project) -> None:
-    local_project.configure({"local": {"semantic": "off"}}, replace=False)
-    with local_project.host("monday") as host:
-        host.agent_end(TALK)
-    assert wait_until(lambda: local_project.unit_count("conventional commit") == 1)
-    with local_project.host("tuesday") as host:
-        block = block_text(host.context([assistant("Hello! How can I help?", 20), user("what do you remember?", 21)]))
-    assert block_items(block) == [
+    greeted = (assistant("Hello! How can I help?", 20), user("what do you remember?", 21))
+    items = asked_the_next_day(local_project, TALK, "conventional commit", *greeted)
+    assert items == [
         "user: I prefer small commits with conventional commit messages.",
         "user: Let's go with Postgres 16 for the billing database.",
         "user: We use pnpm, never npm, in this repo.",
         "user: Add a health check endpoint to the API.",  # then what the last session was about
-    ], block
+    ], items
 
 
 def test_a_new_session_asking_for_its_preferences_gets_them_alone(local_project: Project) -> None:
     """ "What are my preferences?" (ADR 228): what the user said to keep, not what they worked on."""
-    local_project.configure({"local": {"semantic": "off"}}, replace=False)
-    with local_project.host("monday") as host:
-        host.agent_end(TALK)
-    assert wait_until(lambda: local_project.unit_count("conventional commit") == 1)
-    with local_project.host("tuesday") as host:
-        block = block_text(host.context([assistant("Hello!", 20), user("What are my preferences?", 21)]))
-    assert block_items(block) == [
+    items = asked_the_next_day(local_project, TALK, "conventional commit", user("What are my preferences?", 21))
+    assert items == [
         "user: I prefer small commits with conventional commit messages.",
         "user: Let's go with Postgres 16 for the billing database.",
         "user: We use pnpm, never npm, in this repo.",
-    ], block
+    ], items
