@@ -98,6 +98,8 @@ def test_other_questions_do_not_ask_about_deciding(question: str) -> None:
         "user: Wir haben entschieden: Postgres.", "user: On a décidé de garder Redis.", "user: Decidimos usar Redis.",
         "user: Abbiamo deciso di usare Redis.", "user: Besloten: we gebruiken Redis.", "user: Решили оставить Redis.",
         "user: Zdecydowaliśmy się na Redis.", "user: Вирішили залишити Redis.",
+        "user: Zdecydowałem się na Redis.", "user: Wybrałam Postgresa.", "user: Я решил: оставляем Redis.",
+        "user: Я выбрала Postgres.", "user: Я вирішив: залишаємо Redis.",  # the singular, ADR 231
     ],
 )  # fmt: skip
 def test_a_decision_is_stated_the_ways_people_state_one(content: str) -> None:
@@ -219,7 +221,9 @@ _PHRASE_WORDS = st.sampled_from(
         "ahora", "abbiamo", "deciso", "di", "d'ora", "in", "poi", "da", "ora", "combinamos", "com", "ficamos",
         "agora", "besloten", "gaan", "voor", "kiezen", "voortaan", "vanaf", "nu", "решили", "остаёмся", "на",
         "теперь", "всегда", "zdecydowaliśmy", "ustaliliśmy", "wybraliśmy", "zostajemy", "przy", "od", "teraz",
-        "вирішили", "залишаємося", "відтепер", "Redis", "cache", "delete", "complete",
+        "вирішили", "залишаємося", "відтепер", "Redis", "cache", "delete", "complete", "я", "Я", "решил",
+        "решила", "выбрал", "выбрала", "zdecydowałem", "zdecydowałam", "wybrałem", "ustaliłem", "вирішив",
+        "обрала", "он",
     ]
 )  # fmt: skip
 
@@ -231,3 +235,16 @@ def test_the_hints_never_change_what_says_decision_reads(words: list[str]) -> No
     as a decision always holds one of the pieces."""
     text = " ".join(words)
     assert says_decision(text, changes=False) == (_STATES_DECISION.search(fold(text)) is not None)
+
+
+def test_a_decision_said_in_the_singular_is_found_by_a_question_in_its_language(tmp_path: Path) -> None:
+    """ "Zdecydowałem się na Postgresa" (I decided) was read in the plural only, and ł does not fold
+    (ADR 231): "Co zdecydowałem?" now gets it first, as "Что я решил?" gets the Russian one."""
+    talks = [
+        ("2026-11-24T10:00:00Z", [("user", "Zdecydowałem się na Postgresa dla zamówień."), ("user", "Dodaj testy.")]),
+        ("2026-11-25T10:00:00Z", [("user", "Я решил: кэш остаётся на Redis."), ("user", "Добавь тесты.")]),
+    ]
+    backend = retain_talks(make(tmp_path), talks)
+    polish = texts_recalled(backend, "Co zdecydowałem?", ASKED_ON)
+    assert polish[0] == "user: Zdecydowałem się na Postgresa dla zamówień."
+    assert texts_recalled(backend, "Что я решил?", ASKED_ON)[0] == "user: Я решил: кэш остаётся на Redis."

@@ -95,6 +95,9 @@ _STATES_DECISION = re.compile(
     r"|(?:решили|договорились|выбрали|остаёмся\s+на|остаемся\s+на|теперь\s+всегда)"
     r"|(?:zdecydowalismy|zdecydowali|ustalilismy|ustalili|wybralismy|zostajemy\s+przy|od\s+teraz)"
     r"|(?:вирішили|домовилися|обрали|залишаємося\s+на|відтепер)"
+    # "I decided / chose" (ADR 231): the singular past, ł written as such (it does not fold)
+    r"|\bя\s+(?:решил|решила|выбрал|выбрала)\b|\b(?:zdecydowałem|zdecydowałam|wybrałem|wybrałam|ustaliłem|ustaliłam)\b"
+    r"|\bя\s+(?:вирішив|вирішила|обрав|обрала)\b"
 )
 # A piece of every statement above: a text that holds none is not searched with the expression
 # (most texts; the search costs ~0.2 ms on a long one, the pieces a few µs).
@@ -108,6 +111,7 @@ _STATEMENT_HINTS = (
     "quedamos", "deciso", "concordato", "andiamo", "in poi", "combinamos", "ficamos", "besloten", "afgesproken",
     "gaan voor", "kiezen voor", "voortaan", "vanaf nu", "решили", "договорились", "выбрали", "остаёмся",
     "остаемся", "теперь всегда", "zdecydowal", "ustalil", "wybralismy", "zostajemy", "od teraz", "вирішили",
+    "решил", "выбрал", "zdecydował", "wybrał", "ustalił", "вирішив", "вирішила", "обрав", "обрала",
     "домовилися", "обрали", "залишаємося", "відтепер",
 )  # fmt: skip
 # The words of those statements, as an FTS5 query of the index (its tokenizer stems and folds
@@ -135,6 +139,8 @@ _OTHER_CUES = [
     "voortaan", '"vanaf nu"',
     "решили", "договорились", "выбрали", '"остаёмся на"', '"остаемся на"', '"теперь всегда"',
     "zdecydowaliśmy", "zdecydowali", "ustaliliśmy", "ustalili", "wybraliśmy", '"zostajemy przy"', '"od teraz"',
+    '"я решил"', '"я решила"', '"я выбрал"', '"я выбрала"', "zdecydowałem", "zdecydowałam", "wybrałem", "wybrałam",
+    "ustaliłem", "ustaliłam", '"я вирішив"', '"я вирішила"', '"я обрав"', '"я обрала"',
     "вирішили", "домовилися", "обрали", '"залишаємося на"', "відтепер",
 ]  # fmt: skip
 # Each word an FTS5 query names is looked up in every segment of the index: the other languages'
