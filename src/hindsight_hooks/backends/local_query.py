@@ -341,11 +341,9 @@ class CandidateSearch:
         if hi is None or need <= 0:
             return SearchResult([], "empty")
         lo = self.lo
-        if hi - lo < self.window:  # the bank cannot hold more than ``window`` matches
+        if self._ranks_every_match(terms, expr, hi):
             return SearchResult(self._ranked(expr, lo, hi, need), "exact")
-        counts = self.term_counts(terms)  # read already when the recall's vector side needed them
-        if sum(counts) <= self.window or (max(counts) <= self.window and self._fits_window(expr, hi)):
-            return SearchResult(self._ranked(expr, lo, hi, need), "exact")
+        counts = self.term_counts(terms)  # read by ``_ranks_every_match``
         order = sorted(range(len(terms)), key=lambda i: (counts[i], i))
         chosen: list[str] = []
         total = 0
@@ -368,14 +366,19 @@ class CandidateSearch:
         plans before its helper thread starts (ADR 227): a statement run while the helper holds the
         GIL waits for it at its end, and the ranking statement is then the only one that does."""
         hi = self._read_top()
-        if hi is None or hi - self.lo < self.window or not terms:
-            return
-        counts = self.term_counts(terms)
-        if sum(counts) > self.window and max(counts) <= self.window:
-            self._fits_window(match_expression(terms), hi)
+        if hi is not None and terms:
+            self._ranks_every_match(terms, match_expression(terms), hi)
 
-    def _fits_window(self, expr: str, hi: int) -> bool:
-        """Do all of ``expr``'s matches up to ``hi`` fit one ranking window? (read once per search)"""
+    def _ranks_every_match(self, terms: list[str], expr: str, hi: int) -> bool:
+        """Can every match of ``terms`` (``expr``) up to ``hi`` be ranked: the bank holds fewer units
+        than a window, or their counts, or (read once per search) their matches, fit one?"""
+        if hi - self.lo < self.window:  # the bank cannot hold more than ``window`` matches
+            return True
+        counts = self.term_counts(terms)
+        if sum(counts) <= self.window:
+            return True
+        if max(counts) > self.window:
+            return False
         fits = self._fits.get(expr)
         if fits is None:
             fits = self._fits[expr] = self._nth_newest(expr, self.lo, hi, self.window + 1) is None
