@@ -16,7 +16,7 @@ from collections.abc import Callable
 from .local_answers import asks
 from .local_decisions import is_recency_word, says_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
-from .local_text import fold, porter_stem, query_terms, says_other_language_words, without_role_label
+from .local_text import fold, porter_stem, query_terms, said_in_english, without_role_label
 from .local_time import announces_change
 from .local_windows import ASSISTANT_PREFIX
 
@@ -79,8 +79,7 @@ def asks_what_changed(query: str, is_time_word: Callable[[str], bool]) -> bool:
 
 def change_cues(query: str) -> str:
     """The FTS5 query for the statements of a change, in the language(s) of ``query``."""
-    in_english = query.isascii() and not says_other_language_words(query)
-    return _CUES_IN_ENGLISH if in_english else _CUES_IN_ALL
+    return _CUES_IN_ENGLISH if said_in_english(query) else _CUES_IN_ALL
 
 
 # A request that makes the change: "Switch the session cache from Redis to Valkey", "please drop

@@ -32,7 +32,7 @@ from .local_answers import asks
 from .local_change_marks import decided_marks
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_rank import Candidate
-from .local_text import LIGHT_VERBS, fold, porter_stem, says_other_language_words, without_role_label
+from .local_text import LIGHT_VERBS, fold, porter_stem, said_in_english, without_role_label
 from .local_windows import ASSISTANT_PREFIX
 
 # A question about deciding: its decision word, in the ten languages the store reads (accents folded).
@@ -151,8 +151,7 @@ _CUES_IN_ALL = "content : (" + " OR ".join(_ENGLISH_CUES + _OTHER_CUES) + ")"
 
 def decision_cues(query: str) -> str:
     """The FTS5 query for the statements of decisions in the language(s) of ``query``."""
-    in_english = query.isascii() and not says_other_language_words(query)
-    return _CUES_IN_ENGLISH if in_english else _CUES_IN_ALL
+    return _CUES_IN_ENGLISH if said_in_english(query) else _CUES_IN_ALL
 
 
 # How the agent proposes a choice that the user's answer then makes a decision ("We could replace

@@ -24,15 +24,12 @@ from collections.abc import Callable
 from .local_answers import asks
 from .local_decisions import decision_cues, states_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
-from .local_text import fold, query_terms, says_other_language_words, without_role_label
+from .local_text import fold, query_terms, said_in_english, without_role_label
 from .local_time import period_words_now
 from .local_windows import ASSISTANT_PREFIX
 
 # How many of the last sessions' first requests follow what was kept (ADR 221's walk).
 KNOWN_SESSIONS = 3
-# The question, in its folded words: "what do you know / remember", "what have you learned",
-# "what's in your memory", "summarize what you know", "what are my preferences", "what conventions
-# do we follow", and the same in the other nine languages.
 # The question for the statements themselves: "what are my preferences?", "what conventions do we
 # follow?" (folded), in the languages that say it this way.
 _PREFERENCE_WORDS = r"(?:preferences|conventions|rules|standards|guidelines)"
@@ -148,8 +145,7 @@ def asks_what_is_known_now(text: str) -> bool:
 
 def kept_cues(query: str) -> str:
     """The FTS5 query for the statements to keep, in the language(s) of ``query``."""
-    in_english = query.isascii() and not says_other_language_words(query)
-    own = _CUES_IN_ENGLISH if in_english else _CUES_IN_ALL
+    own = _CUES_IN_ENGLISH if said_in_english(query) else _CUES_IN_ALL
     return f"({own}) OR ({decision_cues(query)})"
 
 

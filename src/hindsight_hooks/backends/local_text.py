@@ -108,6 +108,13 @@ def says_other_language_words(text: str) -> bool:
     return not OTHER_LANGUAGE_WORDS.isdisjoint(_WORD.findall(text.lower()))
 
 
+def said_in_english(text: str) -> bool:
+    """Is ``text`` English only (ASCII, no other language's function words)? Then a search of the
+    statements it asks about names only their English words: each word an FTS5 query names is
+    looked up in every segment of the index (ADRs 220, 223, 230)."""
+    return text.isascii() and not says_other_language_words(text)
+
+
 def query_terms(query: str) -> list[str]:
     """The docs/backends.md#embedded-store terms: distinct lower-case ``\\w+`` tokens, no stop words or 1-char tokens,
     ≤12.
