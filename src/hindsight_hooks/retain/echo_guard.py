@@ -59,10 +59,8 @@ RECORD_MAX_AGE_S = 30 * 24 * 3600
 RECORD_VERSION = 2
 
 _MARKER = re.compile(r"^(?:>+|[-*•+]|\d{1,4}[.)]|evidence:)\s*", re.IGNORECASE)
-_TRAILING_TAGS = re.compile(r"\s*\[[^\[\]\n]*\]\s*$")
-# The day an item was said (ADR 118), with its time when another item shares that day (ADR 180).
-_TRAILING_DAY = re.compile(rf"\s*\({SAID_PATTERN}\)\s*$")
-# The same two, matched only from their opening bracket (``_without_trailing``).
+# A trailing ``[tags]`` list, and the day an item was said (ADR 118) with its time when another
+# item shares that day (ADR 180), each matched from its opening bracket (``_without_trailing``).
 _TAGS_FROM_BRACKET = re.compile(r"\[[^\[\]\n]*\]\s*$")
 _DAY_FROM_BRACKET = re.compile(rf"\({SAID_PATTERN}\)\s*$")
 _QUOTES = "\"'`“”‘’*_ "
@@ -97,9 +95,9 @@ def line_keys(line: str) -> list[str]:
 
 
 def _without_trailing(line: str, opener: str, tail: re.Pattern[str]) -> str:
-    """``line`` without the bracketed ``tail`` it ends with and the spaces before it: what
-    ``_TRAILING_DAY.sub`` / ``_TRAILING_TAGS.sub`` give, found from the last ``opener`` (neither
-    holds another) instead of trying the pattern at every place of a 300-character line (ADR 227)."""
+    """``line`` without the bracketed ``tail`` it ends with and the spaces before it, found from the
+    last ``opener`` (neither tail holds another): the same as ``re.sub`` of spaces-then-tail at the
+    line's end, without trying that pattern at every place of a 300-character line (ADR 227)."""
     at = line.rfind(opener)
     if at < 0 or tail.match(line, at) is None:
         return line
