@@ -49,6 +49,7 @@ from .local_dense import BACKGROUND_MARGIN, RECALL_WAIT_S
 from .local_echo import STATEMENT_MAX_CHARS, acknowledges, as_their_statements
 from .local_fusion import fuse_scores
 from .local_hits import candidate_of, detailed, hit_of, join_unranked, ranked_candidate, said_epoch, unranked_candidate
+from .local_kinds import kind_members, kind_words_named
 from .local_known import KNOWN_SESSIONS, asks_for_preferences, asks_what_is_known, kept_cues, states_kept
 from .local_prefix import with_prefixes
 from .local_query import (
@@ -85,6 +86,7 @@ from .local_seen import seen_in_context, unseen
 from .local_successors import specific, with_successors
 from .local_text import StemFinder, content_words, query_terms, term_expression, term_key
 from .local_time import (
+    announces_change,
     asks_for_first,
     asks_for_recent,
     date_numbers,
@@ -108,6 +110,15 @@ def answered_terms(cand: Candidate) -> str:
     """The terms of the message a user's unit answers, which only an elliptic change carries
     ("Change of plan: GitHub Pages instead", ADR 206); '' for every other unit."""
     return neighbour_of(cand.context) if cand.content.startswith(USER_PREFIX) else ""
+
+
+def _about_with_kinds(tools: dict[str, tuple[str, ...]], cand: Candidate) -> str:
+    """:func:`answered_terms`, and for a unit that announces a change, the kind's words it stands for
+    by naming one of the tools the question's kind brought in (ADR 232): "Let's drop Redis, Memcached
+    from now on" is about "the cache" as the statement it replaces is. Restatements are left in the
+    ranking's order: that each names the tool does not make the newer one a change."""
+    said = answered_terms(cand)
+    return f"{said} {kind_words_named(cand.content, tools)}" if announces_change(cand.content) else said
 
 
 # A question about decisions reads this many times its candidate count of the units last written
@@ -218,7 +229,12 @@ class LocalRecall(LocalVectorWiring):
             words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts) if terms else terms
             # A word the bank also says in its other form is searched in both (ADR 203).
             alternates = said_counterparts(words, search.term_counts) if words else {}
-            searched = [*words, *alternates]
+            # A question that asks for a kind of tool ("which CI do we use?") searches the tools of
+            # that kind the bank names, and a unit that names one says the kind's word (ADR 232).
+            # Not in a named period: what was said then is read by its time, and a tool named at
+            # another time is not what held then.
+            tools = kind_members(request.query, words, search.term_counts) if words and period is None else {}
+            searched = [*words, *alternates, *(tool for tool in tools if tool not in alternates)]
             if semantic:
                 result, candidates, hybrid = self._by_words_and_meaning(
                     conn, search, request.query, (terms, searched), (need, limit), (end, signal)
@@ -272,6 +288,7 @@ class LocalRecall(LocalVectorWiring):
                 return common_terms(search.term_counts(covered), search.bank_units(), limit)
 
             stands_for = [(frozenset(term_key(alt)), frozenset(term_key(word))) for alt, word in alternates.items()]
+            stands_for += [(frozenset(term_key(t)), frozenset(term_key(w))) for t, ws in tools.items() for w in ws]
             finder = StemFinder(frozenset(stem for key in [*keys, *(alt for alt, _ in stands_for)] for stem in key))
 
             # A question about what was decided on a subject (ADR 220): a unit that states a decision
@@ -341,7 +358,7 @@ class LocalRecall(LocalVectorWiring):
                     chosen,
                     text=lambda c: c.content,
                     epoch=said_epoch,
-                    about=answered_terms,
+                    about=answered_terms if not tools else partial(_about_with_kinds, tools),
                     names=partial(specific, search),
                 )
         return RecallResult(hits=[hit_of(c) for c in chosen])
