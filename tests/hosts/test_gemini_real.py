@@ -231,3 +231,16 @@ def test_a_hanging_memory_server_never_stops_gemini(setup: tuple[Gemini, Project
         assert hanging.accepted > 0  # the hook did try the server, and gave up on its own
     finally:
         hanging.close()
+
+
+def test_a_question_for_a_kind_of_tool_gets_the_tool_named(setup: tuple[Gemini, Project, ModelServer]) -> None:
+    """ADR 232 through the real host: session 1 says which UI framework the dashboard is in; session
+    2's "What UI framework do we use?" (no word of it: not "Svelte", not "frontend") sends a request
+    whose block holds that statement."""
+    gemini, project, server = setup
+    gemini.run("The dashboard frontend is written in Svelte.")
+    await_retained(project, "written in Svelte", "session 1's statement was not retained")
+    server.clear()
+    gemini.run("What UI framework do we use?")
+    block = _block_in(_turns(server)[-1])
+    assert "The dashboard frontend is written in Svelte." in block, block
