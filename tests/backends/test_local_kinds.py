@@ -58,6 +58,26 @@ def test_a_question_that_asks_for_a_kind(question: str, kinds: list[str]) -> Non
     assert [kind for kind, _ in asked_kinds(question)] == kinds
 
 
+ELSEWHERE = [
+    "Welche Datenbank nutzen wir?", "Was für eine Datenbank nutzen wir?", "Quelle base de données utilisons-nous ?",
+    "¿Qué base de datos usamos?", "Quale database usiamo?", "Qual banco de dados usamos?",
+    "Welke database gebruiken we?", "Какую базу данных мы используем?", "Jakiej bazy danych używamy?",
+    "Яку базу даних ми використовуємо?",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("question", ELSEWHERE)
+def test_the_database_asked_for_in_the_other_languages(question: str) -> None:
+    assert [kind for kind, _ in asked_kinds(question)] == ["database"]
+
+
+@pytest.mark.parametrize(
+    "question", ["Was nutzen wir für CI?", "¿Qué usamos para CI?", "Что мы используем для CI?", "Czego używamy do CI?"]
+)
+def test_a_kind_after_for_in_the_other_languages(question: str) -> None:
+    assert [kind for kind, _ in asked_kinds(question)] == ["ci"]
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -68,6 +88,9 @@ def test_a_question_that_asks_for_a_kind(question: str, kinds: list[str]) -> Non
         "which tests failed?",
         "who handles payments?",  # a person
         "what did the assistant say about the queue length?",
+        "Warum stürzt der Cache-Warmer ab?",
+        "Die Datenbank ist langsam.",
+        "Welche Tests sind fehlgeschlagen?",
     ],
 )
 def test_a_question_that_only_mentions_a_kind(question: str) -> None:
@@ -130,6 +153,8 @@ def test_the_memory_that_names_the_tool_is_found(tmp_path: Path, semantic: bool)
     assert recall(backend, "where do we deploy?")[:1] == [ACTIONS]
     assert recall(backend, "which message queue do we use?")[:1] == [RABBIT]
     assert recall(backend, "what database is the ledger on?")[:1] == [POSTGRES]
+    assert recall(backend, "Welche Datenbank nutzen wir?")[:1] == [POSTGRES]
+    assert recall(backend, "Какую базу данных мы используем?")[:1] == [POSTGRES]
     # A question that only mentions a kind is searched by its words: no tool comes in.
     asked = recall(backend, "why does the cache warmer crash on startup?")
     assert "user: Why does the cache warmer crash on startup?" in asked[:2]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from functools import cache
 
 from .local_abbrev import counterparts
-from .local_text import fold, fts_tokens, query_terms, term_key
+from .local_text import fold, fts_tokens, query_terms, said_in_english, term_key
 from .local_time import content_stems
 
 MAX_TOOLS = 12  # tools searched for one question, the bank's most named first
@@ -215,6 +215,38 @@ api: api style, api protocol, rpc framework, api layer, api spec, api schema, se
 """
 
 
+# The kinds most asked about, by their names in German, French, Spanish, Italian, Portuguese, Dutch,
+# Russian, Polish and Ukrainian, as ``fold`` leaves them (no accents; "й" read as "и"; Polish "ł"
+# and Ukrainian "і" have no base letter and stay), in the cases a question puts them in ("Какую базу
+# данных", "Jakiej bazy danych"). Their tools are the table's.
+_TABLE_ELSEWHERE = """
+database: datenbank, datenbanken, base de donnees, bases de donnees, bdd, base de datos, bases de datos,
+    base di dati, banca dati, banco de dados, bancos de dados, base de dados, databank, база данных, базу
+    данных, базы данных, базе данных, бд, субд, baza danych, baze danych, bazy danych, bazie danych, база
+    даних, базу даних, бази даних, базі даних
+cache: кеш, кэш, кеша, кэша, кешу, кэшу, pamiec podreczna
+queue: warteschlange, file d'attente, file de messages, cola de mensajes, coda di messaggi, fila de mensagens,
+    wachtrij, berichtenwachtrij, очередь, очереди, очередь сообщении, брокер, брокер сообщении, kolejka,
+    kolejke, kolejki, kolejka wiadomosci, черга, чергу, черги, черга повідомлень
+ci: kontinuierliche integration, integration continue, integracion continua, integrazione continua,
+    integracao continua, continue integratie, непрерывная интеграция, непрерывнои интеграции, ciagła
+    integracja, ciagłej integracji, безперервна інтеграція, безперервноі інтеграціі, пайплаин, пайплаины
+hosting: hoster, hosting-anbieter, cloud-anbieter, hebergement, hebergeur, fournisseur cloud, alojamiento,
+    proveedor de nube, nube, provider cloud, hospedagem, provedor de nuvem, nuvem, hostingprovider,
+    хостинг, облако, облачныи проваидер, chmura, chmure, chmury, dostawca chmury, хмара, хмару, хмари
+frontend: фронтенд, фронтенда, фреймворк, фреймворка, фреймворки, framework frontendowy, cadriciel
+backend: бэкенд, бекенд, бэкенда, бекенда, фреймворк, фреймворка, фреймворки, framework backendowy
+language: sprache, programmiersprache, langage, langage de programmation, lenguaje, lenguaje de
+    programacion, linguaggio, linguaggio di programmazione, linguagem, linguagem de programacao, taal,
+    programmeertaal, язык, языке, язык программирования, jezyk, jezyku, jezyk programowania, мова, мову,
+    мові, мова програмування
+editor: editeur, редактор, редактора, edytor, edytora, edytorze
+packages: paketmanager, paketverwaltung, gestionnaire de paquets, gestor de paquetes, gestore di pacchetti,
+    gerenciador de pacotes, pakketbeheerder, менеджер пакетов, menedzer pakietow, менеджер пакетів
+tests: testframework, framework de test, framework de tests, framework de pruebas, framework di test,
+    framework de testes, тестовыи фреймворк, фреймворк для тестов, framework testowy, тестовии фреймворк
+"""
+
 # What a question that asks for the kind says right after its name: nothing more, a verb or a word
 # of the asking ("which database do we use?", "what CI runs the e2e tests?", "which queue for
 # orders?"). Anything else makes the name part of another one ("what is the cache warmer's timeout?"
@@ -251,6 +283,21 @@ _WHERE_HOSTED = re.compile(
 )
 # "What is the backend written in?", "what language is it in?": the language.
 _WRITTEN_IN = re.compile(r"\b(?:written|coded|implemented|built|programmed|developed)\s+in\b\s*(?:[?.!]|$)")
+# The same questions elsewhere: "Welche Datenbank …?", "Quelle base de données …?", "¿Qué base de
+# datos …?", "Какую базу данных …?", "Jakiej bazy danych …?", up to two words between; or the name
+# after a word for "for" or "as" ("Was nutzen wir für CI?", "¿Qué usamos para CI?", "Что мы
+# используем для CI?"). What follows the name is not read: these languages put more after it.
+_WH_ELSEWHERE = (
+    r"\b(?:welche[rsnm]?|was\s+fur(?:\s+ein(?:e[nrms]?)?)?|quel(?:le)?s?|que|cual(?:es)?|quale|quali|qual|quais"
+    r"|welke|welk|wat\s+voor(?:\s+een)?|как(?:ои|ая|ое|ие|ую|им|ого|ом)|котор(?:ыи|ая|ое|ые|ую|ым|ои|ого)"
+    r"|jaki(?:e|ego|ej|m|ch)?|jaka|ktor(?:y|a|e|ego|ej|ym|ych)|як(?:ии|а|е|і|у|им|ою|ого|ому)"
+    r"|котр(?:ии|а|е|і|у|им|ою|ого))"
+)
+_ASKS_ELSEWHERE = re.compile(_WH_ELSEWHERE + r"\b")  # "Welcher Editor?" says no German function word
+_BEFORE_WH_ELSEWHERE = re.compile(_WH_ELSEWHERE + r"(?:\s+[\w'./+#-]+){0,2}\s+$")
+_BEFORE_FOR_ELSEWHERE = re.compile(
+    r"\b(?:fur|als|pour|comme|para|como|per|come|voor|для|в\s+качестве|do|jako|як)(?:\s+[\w']+)?\s+$"
+)
 # One of these is in every question the patterns above read (a substring test before them).
 _HINTS = (
     "what", "which", "where", "use", "run", "pick", "chose", "have", "there", "remind", "tell", "prefer",
@@ -271,13 +318,25 @@ def _table() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
 
 
 @cache
+def _names_elsewhere() -> dict[str, tuple[str, ...]]:
+    """:data:`_TABLE_ELSEWHERE` read: kind -> its names in the other languages."""
+    kinds: dict[str, tuple[str, ...]] = {}
+    for line in _TABLE_ELSEWHERE.replace("\n    ", " ").strip().splitlines():
+        kind, _, names = line.partition(": ")
+        kinds[kind] = tuple(n.strip() for n in names.split(","))
+    return kinds
+
+
+@cache
 def _names() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
     """The pattern of every kind's names (longest first, so "message queue" wins over "queue") and
     which kinds each name stands for. Built on first use, not on import."""
     kinds_of: dict[str, list[str]] = {}
-    for kind, (names, _) in _table().items():
+    named = [(kind, names) for kind, (names, _) in _table().items()] + list(_names_elsewhere().items())
+    for kind, names in named:
         for name in names:
-            kinds_of.setdefault(name, []).append(kind)
+            if kind not in kinds_of.setdefault(name, []):
+                kinds_of[name].append(kind)
     ordered = sorted(kinds_of, key=lambda n: (-len(n), n))
     spelled = "|".join(r"\s+".join(re.escape(part) for part in name.split()) for name in ordered)
     pattern = re.compile(rf"(?<![\w/-])(?:{spelled})(?![\w/-])")
@@ -309,16 +368,25 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
     """
     folded = fold(query)
     asks = _QUESTION.search(folded) is not None
-    # Every form needs a question or "what / which"; then one of the hints (substring tests, a few µs).
-    if not (asks or "what" in folded or "which" in folded) or not any(hint in folded for hint in _HINTS):
+    # Every English form needs a question or "what / which", and one of the hints (substring tests,
+    # a few µs); the other languages' forms, a text that may be in one of them.
+    english = (asks or "what" in folded or "which" in folded) and any(hint in folded for hint in _HINTS)
+    elsewhere = not said_in_english(query) or _ASKS_ELSEWHERE.search(folded) is not None
+    if not english and not elsewhere:
         return []
+    asks = asks or (elsewhere and "?" in query)
     pattern, kinds_of = _names()
     found: list[tuple[str, str]] = []
     for match in pattern.finditer(folded):
         before, after = folded[: match.start()], folded[match.end() :]
-        if not _AFTER_ASKED.match(after):
-            continue
-        if _BEFORE_WH.search(before) or (asks and _BEFORE_USE.search(before)):
+        wanted = (
+            english
+            and _AFTER_ASKED.match(after) is not None
+            and (_BEFORE_WH.search(before) is not None or (asks and _BEFORE_USE.search(before) is not None))
+        )
+        if not wanted and elsewhere and asks:
+            wanted = _BEFORE_WH_ELSEWHERE.search(before) is not None or _BEFORE_FOR_ELSEWHERE.search(before) is not None
+        if wanted:
             name = " ".join(match.group().split())
             found.extend((kind, name) for kind in kinds_of[name] if (kind, name) not in found)
     if asks and _WHERE_HOSTED.search(folded) and not any(kind == "hosting" for kind, _ in found):
