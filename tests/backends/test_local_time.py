@@ -665,19 +665,20 @@ def test_a_german_switch_ranks_above_the_reasoning_it_replaced(tmp_path: Path) -
     exchanged(backend, *sessions)
     query = "Welche Queue nutzen wir für die E-Mails?"
     hits = backend.recall("b", RecallRequest(query=query, query_timestamp=LATER)).hits
-    assert [h.text[:22] for h in hits] == [
-        "user: Das Plattform-Te",
-        "assistant: Umgestellt:",  # before: under the older options question
-        "user: Wir brauchen ein",
-        "assistant: Da ihr Redi",
-        "assistant: Entscheidun",
-    ]
+    shown = [h.text[:22] for h in hits]
+    # the switch and its report first, in either order (before: the report under the older options
+    # question; and with RabbitMQ and SQS searched for "Queue" (ADR 232), the request under it too,
+    # until "stell … auf RabbitMQ um" was read as a change)
+    assert set(shown[:2]) == {"user: Das Plattform-Te", "assistant: Umgestellt:"}, shown
+    assert shown[2:] == ["user: Wir brauchen ein", "assistant: Da ihr Redi", "assistant: Entscheidun"]
 
 
 @pytest.mark.parametrize(
     ("text", "changes"),
     [
         ("Wir nutzen ab jetzt MySQL statt Postgres.", True),
+        ("Stell die E-Mail-Queue auf RabbitMQ um.", True),  # the separable verb
+        ("Ich stelle mich auf den Termin um 8 ein.", False),  # "um 8": at eight
         ("On utilise désormais MySQL au lieu de Postgres.", True),
         ("Usamos MySQL en lugar de Postgres.", True),
         ("Ora usiamo MySQL invece di Postgres.", True),

@@ -490,6 +490,8 @@ _CHANGE = re.compile(
 _CHANGE_ELSEWHERE = re.compile(
     r"\b(?:planänderung|umgestellt|umstellen|umzustellen|stattdessen|statt|anstatt|nicht\s+mehr|ab\s+(?:jetzt|sofort)"
     r"|künftig|ersetzt|ersetzen|entfernt|gewechselt|migriert"
+    # the separable verb: "stell die Queue auf RabbitMQ um", "wir stellen den Build auf Vite um"
+    r"|stell(?:e|t|en)?\s+(?:[\w.-]+\s+){0,6}?auf\s+(?:[\w.-]+\s+){1,3}?um(?=\s*(?:[.,;:!?]|$))"
     r"|changement\s+de\s+plan|au\s+lieu\s+d|à\s+la\s+place|désormais|dorénavant|remplac(?:é|ée|és|ées|er|ons)"
     r"|supprim(?:é|ée|és|ées)|migr(?:é|ée|és|ées)|pass(?:é|ée|és|ées|ons)\s+à"
     r"|cambio\s+de\s+planes?|en\s+(?:lugar|vez)\s+de|ya\s+no|a\s+partir\s+de\s+ahora|reemplaz(?:ado|ada|ar|amos)"
