@@ -84,6 +84,7 @@ from .local_restated import asks_beyond_itself, question_stems, restatements_las
 from .local_schema import slot_range
 from .local_seen import seen_in_context, unseen
 from .local_successors import specific, with_successors
+from .local_synonyms import with_synonyms
 from .local_text import StemFinder, content_words, query_terms, term_expression, term_key
 from .local_time import (
     announces_change,
@@ -226,9 +227,12 @@ class LocalRecall(LocalVectorWiring):
             need = max(limit * 3, 50)
             # The word search takes a word no unit says by its short or long form (ADR 197), else
             # by its beginning (ADR 185); the vector side keeps the word itself.
-            words = with_prefixes(with_counterparts(terms, search.term_counts), search.term_counts) if terms else terms
+            words = with_counterparts(terms, search.term_counts) if terms else terms
+            # ... or by the other words people use for it that the bank says (ADR 233).
+            words, synonyms = with_synonyms(words, search.term_counts) if words else (words, {})
+            words = with_prefixes(words, search.term_counts) if words else words
             # A word the bank also says in its other form is searched in both (ADR 203).
-            alternates = said_counterparts(words, search.term_counts) if words else {}
+            alternates = {**(said_counterparts(words, search.term_counts) if words else {}), **synonyms}
             # A question that asks for a kind of tool ("which CI do we use?") searches the tools of
             # that kind the bank names, and a unit that names one says the kind's word (ADR 232).
             # Not in a named period: what was said then is read by its time, and a tool named at
