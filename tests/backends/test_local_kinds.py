@@ -159,3 +159,11 @@ def test_the_memory_that_names_the_tool_is_found(tmp_path: Path, semantic: bool)
     asked = recall(backend, "why does the cache warmer crash on startup?")
     assert "user: Why does the cache warmer crash on startup?" in asked[:2]
     assert not {SVELTE, ACTIONS, RABBIT, POSTGRES} & set(asked)
+
+
+def test_a_long_prompt_is_read_at_its_ends() -> None:
+    """A pasted file or log asks at its start or its end; what lies between is not read (each name
+    there would be read with its surroundings)."""
+    middle = " which database do we use? " + "the parser and the cache layer " * 200
+    assert asked_kinds("fix the build: " + "x = 1\n" * 200 + middle + "y = 2\n" * 200) == []
+    assert [kind for kind, _ in asked_kinds("log:\n" + "ok\n" * 2000 + "which db do we use?")] == ["database"]

@@ -22,7 +22,7 @@ about something else. The table holds facts (which tool is of which kind), not a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from .local_abbrev import counterparts
@@ -254,7 +254,7 @@ tests: testframework, framework de test, framework de tests, framework de prueba
 _AFTER_ASKED = re.compile(
     r"\s*(?:$|[?.!,;:)]|(?:do|does|did|is|are|was|were|should|shall|would|will|can|could|must|might|may"
     r"|we|you|i|they|it|he|she|for|in|on|at|to|with|as|of|and|or|that|which|this|these|those|now|today"
-    r"|currently|again|here|there|though|then|please|again|anymore|any\s+more"
+    r"|currently|again|here|there|though|then|please|anymore|any\s+more"
     r"|runs?|running|handles?|hosts?|serves?|powers?|stores?|backs?|holds?|keeps?|sends?|has|have|had"
     r"|gets?|got|uses?|used|sits?|lives?|deploys?|builds?|checks?|tests?|formats?|lints?|tracks?|pages?"
     r"|did\s+we|provider|providers|service|services|tool|tools|library|libraries|lib|setup|set\s+up"
@@ -328,19 +328,43 @@ def _names_elsewhere() -> dict[str, tuple[str, ...]]:
 
 
 @cache
-def _names() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
-    """The pattern of every kind's names (longest first, so "message queue" wins over "queue") and
-    which kinds each name stands for. Built on first use, not on import."""
+def _names() -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Which kinds each name stands for, and for each first word of a name the most words a name
+    that starts with it has. Built on first use, not on import; a dictionary, not one pattern of
+    every name: compiling that cost a hook process ~20 ms."""
     kinds_of: dict[str, list[str]] = {}
     named = [(kind, names) for kind, (names, _) in _table().items()] + list(_names_elsewhere().items())
     for kind, names in named:
         for name in names:
             if kind not in kinds_of.setdefault(name, []):
                 kinds_of[name].append(kind)
-    ordered = sorted(kinds_of, key=lambda n: (-len(n), n))
-    spelled = "|".join(r"\s+".join(re.escape(part) for part in name.split()) for name in ordered)
-    pattern = re.compile(rf"(?<![\w/-])(?:{spelled})(?![\w/-])")
-    return pattern, {name: tuple(kinds) for name, kinds in kinds_of.items()}
+    longest: dict[str, int] = {}
+    for name in kinds_of:
+        first, *rest = name.split()
+        longest[first] = max(longest.get(first, 0), 1 + len(rest))
+    return {name: tuple(kinds) for name, kinds in kinds_of.items()}, longest
+
+
+_AROUND = 120  # characters read either side of a name
+_EDGE = 400  # characters read at each end of a long prompt
+_NAME_WORD = re.compile(r"[\w'’/-]+")
+
+
+def _named(folded: str) -> Iterator[tuple[str, int, int]]:
+    """The kinds' names ``folded`` says, each with where it starts and ends, the longest at each
+    place first ("message queue", not "queue"); a word of a longer one ("cache-warmer") is none."""
+    names, longest = _names()
+    words = [(m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(folded)]
+    i = 0
+    while i < len(words):
+        for n in range(min(longest.get(words[i][0], 0), len(words) - i), 0, -1):
+            name = " ".join(w for w, _, _ in words[i : i + n])
+            if name in names:
+                yield name, words[i][1], words[i + n - 1][2]
+                i += n
+                break
+        else:
+            i += 1
 
 
 @cache
@@ -366,6 +390,8 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
     for CI?", "do we have a cache?") in a question, and nothing but the asking follows it; "where do
     we host / deploy / run?" asks for the hosting, "what is it written in?" for the language.
     """
+    if len(query) > 2 * _EDGE:  # a long prompt (a pasted log, code) asks at its start or its end
+        query = f"{query[:_EDGE]}\n{query[-_EDGE:]}"
     folded = fold(query)
     asks = _QUESTION.search(folded) is not None
     # Every English form needs a question or "what / which", and one of the hints (substring tests,
@@ -375,10 +401,11 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
     if not english and not elsewhere:
         return []
     asks = asks or (elsewhere and "?" in query)
-    pattern, kinds_of = _names()
+    kinds_of = _names()[0]
     found: list[tuple[str, str]] = []
-    for match in pattern.finditer(folded):
-        before, after = folded[: match.start()], folded[match.end() :]
+    for name, start, end in _named(folded):
+        # The forms read only a few words either side: a long prompt is not read again for each name.
+        before, after = folded[max(0, start - _AROUND) : start], folded[end : end + _AROUND]
         wanted = (
             english
             and _AFTER_ASKED.match(after) is not None
@@ -387,7 +414,6 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
         if not wanted and elsewhere and asks:
             wanted = _BEFORE_WH_ELSEWHERE.search(before) is not None or _BEFORE_FOR_ELSEWHERE.search(before) is not None
         if wanted:
-            name = " ".join(match.group().split())
             found.extend((kind, name) for kind in kinds_of[name] if (kind, name) not in found)
     if asks and _WHERE_HOSTED.search(folded) and not any(kind == "hosting" for kind, _ in found):
         found.append(("hosting", ""))
