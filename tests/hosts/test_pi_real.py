@@ -290,3 +290,22 @@ def test_asked_when_something_began_pi_gets_the_oldest_first(tmp_path: Path, pi:
     text = message_text(block)
     assert started in text and finished in text
     assert text.index(started) < text.index(finished), text
+
+
+def test_a_word_no_memory_says_pi_gets_the_memory_said_in_other_words(
+    tmp_path: Path, pi: Path, model: ModelServer
+) -> None:
+    """ADR 233 through the real host: session 1 says when the daily sync is; session 2's "When is the
+    standup?" (no word of it) sends a block that holds it."""
+    said = "Our daily sync is at 9:30, keep my mornings free before it."
+    world = PiWorld(tmp_path, model.url, LOCAL)
+    with PiRpc(world, pi) as session:
+        session.prompt(said)
+        assert session.close() == 0
+    model.clear()
+    with PiRpc(world, pi) as asking:
+        asking.prompt("When is the standup?")
+        assert asking.close() == 0
+    (request,) = chats(model)
+    (block,) = blocks_in(request)
+    assert said in message_text(block)
