@@ -276,18 +276,8 @@ def test_asked_when_something_began_pi_gets_the_oldest_first(tmp_path: Path, pi:
     end; a third session's "When did we first talk about …?" sends a block whose first item is the start."""
     started = "Start the billing migration: move the invoices to the new schema."
     finished = "Finish the billing migration and drop the old invoice tables."
-    world = PiWorld(tmp_path, model.url, LOCAL)
-    for said in (started, finished):
-        with PiRpc(world, pi) as session:
-            session.prompt(said)
-            assert session.close() == 0
-    model.clear()
-    with PiRpc(world, pi) as asking:
-        asking.prompt("When did we first talk about the billing migration?")
-        assert asking.close() == 0
-    (request,) = chats(model)
-    (block,) = blocks_in(request)
-    text = message_text(block)
+    text = _block_asked_after(PiWorld(tmp_path, model.url, LOCAL), pi, model, [started, finished],
+                              "When did we first talk about the billing migration?")  # fmt: skip
     assert started in text and finished in text
     assert text.index(started) < text.index(finished), text
 
@@ -298,14 +288,20 @@ def test_a_word_no_memory_says_pi_gets_the_memory_said_in_other_words(
     """ADR 233 through the real host: session 1 says when the daily sync is; session 2's "When is the
     standup?" (no word of it) sends a block that holds it."""
     said = "Our daily sync is at 9:30, keep my mornings free before it."
-    world = PiWorld(tmp_path, model.url, LOCAL)
-    with PiRpc(world, pi) as session:
-        session.prompt(said)
-        assert session.close() == 0
+    assert said in _block_asked_after(PiWorld(tmp_path, model.url, LOCAL), pi, model, [said], "When is the standup?")
+
+
+def _block_asked_after(world: PiWorld, pi: Path, model: ModelServer, sessions: list[str], question: str) -> str:
+    """The text of the one block a new Pi session's ``question`` sent the model, after a session of
+    its own for each of ``sessions`` (one prompt each)."""
+    for said in sessions:
+        with PiRpc(world, pi) as session:
+            session.prompt(said)
+            assert session.close() == 0
     model.clear()
     with PiRpc(world, pi) as asking:
-        asking.prompt("When is the standup?")
+        asking.prompt(question)
         assert asking.close() == 0
     (request,) = chats(model)
     (block,) = blocks_in(request)
-    assert said in message_text(block)
+    return message_text(block)
