@@ -225,10 +225,10 @@ class LocalRecall(LocalVectorWiring):
                 conn, lo, hi, filters, window=window, max_windows=self.max_windows, counts=self._term_counts
             )
             need = max(limit * 3, 50)
-            # The word search takes a word no unit says by its short or long form (ADR 197), else
-            # by its beginning (ADR 185); the vector side keeps the word itself.
+            # The word search takes a word no unit says by its short or long form (ADR 197), or by
+            # the other words people use for it (ADR 233), else by its beginning (ADR 185); the
+            # vector side keeps the word itself.
             words = with_counterparts(terms, search.term_counts) if terms else terms
-            # ... or by the other words people use for it that the bank says (ADR 233).
             words, synonyms = with_synonyms(words, search.term_counts) if words else (words, {})
             words = with_prefixes(words, search.term_counts) if words else words
             # A word the bank also says in its other form is searched in both (ADR 203).
