@@ -55,6 +55,13 @@ def test_a_question_with_a_subject_is_searched_as_before(question: str) -> None:
         ("user: should we switch to bun?", False),  # asks
         ("assistant: I replaced the sleep with a poll.", False),  # the agent's report of its code
         ("toolResult: switched to branch main", False),
+        # a decision taken back with the one that replaces it (ADR 234)
+        ("user: Actually, keep Redis.", True),
+        ("user: On second thought, let's stay on npm.", True),
+        ("user: Scratch that: use Postgres.", True),
+        ("user: Actually, the bug was in the parser.", False),  # takes nothing back
+        ("user: Actually, can we keep Redis?", False),  # asks
+        ("assistant: Actually, keep Redis.", False),
     ],
 )
 def test_what_a_unit_states_as_a_change(content: str, stated: bool) -> None:
@@ -82,3 +89,13 @@ def test_the_changes_stated_come_first_newest_first(tmp_path: Path, semantic: bo
 def test_a_subject_added_to_any_form_makes_it_a_search(question: str, subject: str) -> None:
     asked = f"{question.rstrip('?？ ')} in the {subject} service?"
     assert not asks_what_changed(asked, words_of_the_period(asked, ASKED_ON))
+
+
+def test_a_decision_taken_back_is_a_change(tmp_path: Path) -> None:
+    """ADR 234: "Actually, keep Redis." names nothing it left behind and no word of deciding; it takes
+    the Valkey switch back, and "what changed?" shows it first."""
+    kept = "user: Actually, keep Redis for the session cache."
+    backend = retain_talks(
+        make(tmp_path), [*TALKS, ("2026-11-25T10:00:00Z", [("user", kept[6:]), ("assistant", "Reverted to Redis.")])]
+    )
+    assert recall(backend, "what changed?")[:2] == [kept, VALKEY]

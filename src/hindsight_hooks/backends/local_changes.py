@@ -85,6 +85,16 @@ def change_cues(query: str) -> str:
 # A request that makes the change: "Switch the session cache from Redis to Valkey", "please drop
 # Jenkins" (folded, at the start of the message).
 _ASKS_FOR_A_CHANGE = re.compile(r"^(?:please\s+)?(?:switch|move|migrate|replace|drop|revert|swap|ditch)\b")
+# A decision taken back and what to do instead, said together: "Actually, keep Redis.", "On second
+# thought, let's stay on npm.", "Scratch that: use Postgres." (ADR 234). The opener takes the decision
+# back (``local_time``); the instruction after it is the new one. "Actually, the bug was in the
+# parser" takes nothing back: no instruction follows.
+_TAKES_BACK_AND_ASKS = re.compile(
+    r"^(?:actually|on\s+second\s+thoughts?|scratch\s+that|never\s*mind|change\s+of\s+plans?|wait)\b[\s,:;.!-]*"
+    r"(?:(?:no|ok|okay|hmm|sorry)\b[\s,:;.!-]*)?(?:please\s+|let[’']?s\s+|we[’']?ll\s+|we\s+should\s+|i[’']?d\s+rather\s+)?"
+    r"(?:keep|use|go|stay|stick|switch|move|leave|revert|make|pick|choose|put|run|drop|return|roll|undo|skip|do\s+not"
+    r"|don[’']?t|stop|start|turn|set|restore|bring)\b"
+)
 
 
 def states_change(content: str) -> bool:
@@ -97,6 +107,9 @@ def states_change(content: str) -> bool:
     if content.startswith((ASSISTANT_PREFIX, TOOL_OUTPUT_LABEL)) or asks(content):
         return False
     body = without_role_label(content)
+    start = fold(body).lstrip()
     return announces_change(content) and (
-        says_decision(body) or _ASKS_FOR_A_CHANGE.match(fold(body).lstrip()) is not None
+        says_decision(body)
+        or _ASKS_FOR_A_CHANGE.match(start) is not None
+        or _TAKES_BACK_AND_ASKS.match(start) is not None
     )
