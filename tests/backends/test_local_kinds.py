@@ -167,3 +167,12 @@ def test_a_long_prompt_is_read_at_its_ends() -> None:
     middle = " which database do we use? " + "the parser and the cache layer " * 200
     assert asked_kinds("fix the build: " + "x = 1\n" * 200 + middle + "y = 2\n" * 200) == []
     assert [kind for kind, _ in asked_kinds("log:\n" + "ok\n" * 2000 + "which db do we use?")] == ["database"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(["", "?", " which database do we use?", "Welche Datenbank?"]))
+def test_any_text_is_read_without_error(text: str, tail: str) -> None:
+    table = _table()
+    for kind, name in asked_kinds(text + tail):
+        assert kind in table
+        assert isinstance(name, str)

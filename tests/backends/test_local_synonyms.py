@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight_hooks.backends.local_abbrev import SHORT_TO_LONG
 from hindsight_hooks.backends.local_synonyms import MAX_FORMS, SYNONYMS, with_synonyms
@@ -89,3 +91,21 @@ def test_a_bank_that_says_the_word_is_searched_by_it(tmp_path: Path) -> None:
     got = recall(backend, "when is the standup?")
     assert got[:1] == ["user: The standup moved to 10:00."]
     assert "user: Sync the package mirror nightly." not in got
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([*SYNONYMS, "parser", "timeout", "sync", "daily", "token"]), max_size=8, unique=True),
+    st.dictionaries(st.sampled_from(sorted({f for forms in SYNONYMS.values() for f in forms} | set(SYNONYMS))),
+                    st.integers(0, 3)),
+)  # fmt: skip
+def test_only_unsaid_words_are_replaced_by_forms_the_bank_says(words: list[str], said: dict[str, int]) -> None:
+    _, counts = counting(said)
+    out, alternates = with_synonyms(words, counts)
+    for word in words:
+        if said.get(word, 0) > 0 or word not in SYNONYMS:
+            assert word in out  # a word the bank says, or one the table lacks, is searched as it is
+    for word in out:
+        assert word in words or (said.get(word, 0) > 0 and any(word in SYNONYMS.get(w, ()) for w in words))
+    for form, head in alternates.items():
+        assert said.get(form, 0) > 0 and head in out and form not in out
