@@ -62,6 +62,19 @@ def test_a_question_with_a_subject_is_searched_as_before(question: str) -> None:
         ("user: Actually, the bug was in the parser.", False),  # takes nothing back
         ("user: Actually, can we keep Redis?", False),  # asks
         ("assistant: Actually, keep Redis.", False),
+        # a request in the other languages (ADR 234)
+        ("user: Wechsle den Session-Cache von Redis auf Valkey.", True),
+        ("user: Remplace Jenkins par Buildkite.", True),
+        ("user: Cambia a pnpm en este repo.", True),
+        ("user: Passa a pnpm.", True),
+        ("user: Muda para pnpm.", True),
+        ("user: Vervang Jenkins door Buildkite.", True),
+        ("user: Перейди на pnpm в этом репозитории.", True),
+        ("user: Zastąp Jenkinsa Buildkite.", True),
+        ("user: Перейдіть на pnpm.", True),
+        ("user: Wechselst du das Thema?", False),
+        ("user: Cambia el color del botón", False),  # no "a": a change of the code, not of mind
+        ("assistant: Remplace Jenkins par Buildkite.", False),
     ],
 )
 def test_what_a_unit_states_as_a_change(content: str, stated: bool) -> None:
@@ -99,3 +112,10 @@ def test_a_decision_taken_back_is_a_change(tmp_path: Path) -> None:
         make(tmp_path), [*TALKS, ("2026-11-25T10:00:00Z", [("user", kept[6:]), ("assistant", "Reverted to Redis.")])]
     )
     assert recall(backend, "what changed?")[:2] == [kept, VALKEY]
+
+
+def test_a_request_for_a_change_in_german_is_a_change(tmp_path: Path) -> None:
+    """ADR 234: "Wechsle …" says no word ADR 230 read; "Was hat sich geändert?" now shows it first."""
+    asked = "user: Wechsle den Session-Cache von Redis auf Valkey."
+    talks = [TALKS[0], ("2026-11-25T10:00:00Z", [("user", asked[6:]), ("assistant", "Erledigt.")])]
+    assert recall(retain_talks(make(tmp_path), talks), "Was hat sich geändert?")[:1] == [asked]
