@@ -833,3 +833,18 @@ def test_a_prompt_with_a_date_at_the_calendars_edge_is_still_recalled(tmp_path: 
     )
     hits = backend.recall("b", RecallRequest(query="the API certs expire 9999-12-31, who issues them?")).hits
     assert any("internal CA" in hit.text for hit in hits)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("user: Wir nutzen Redis für den Session-Cache.", "user: Wechsle den Session-Cache von Redis auf Valkey."),
+        ("user: Для кэша сессий мы используем Redis.", "user: Перейди на Valkey для кэша сессий."),
+        ("user: Usamos npm para el frontend del panel.", "user: Cambia a pnpm para el frontend del panel."),
+    ],
+)
+def test_a_request_for_a_change_elsewhere_goes_above_what_it_replaces(older: str, newer: str) -> None:
+    """ADR 234: the verb that asks for the change announces it, as "switch … to" does in English."""
+    assert announces_change(newer)
+    out = newer_first([(older, 1.0), (newer, 2.0)], text=lambda h: h[0], epoch=lambda h: h[1])
+    assert [text for text, _ in out] == [newer, older]

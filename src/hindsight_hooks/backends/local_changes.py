@@ -17,7 +17,7 @@ from .local_answers import asks
 from .local_decisions import is_recency_word, says_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_text import fold, porter_stem, query_terms, said_in_english, without_role_label
-from .local_time import announces_change
+from .local_time import announces_change, asks_for_a_change_elsewhere
 from .local_windows import ASSISTANT_PREFIX
 
 # The question, folded: "what (has) changed", "what changes did we make", "anything changed", "any
@@ -92,23 +92,6 @@ def change_cues(query: str) -> str:
 # A request that makes the change: "Switch the session cache from Redis to Valkey", "please drop
 # Jenkins" (folded, at the start of the message).
 _ASKS_FOR_A_CHANGE = re.compile(r"^(?:please\s+)?(?:switch|move|migrate|replace|drop|revert|swap|ditch)\b")
-# The same requests in the other languages read (folded: "й" as "и", Polish "ł" kept), at the
-# message's start: "Wechsle den Cache auf Valkey", "Remplace Jenkins par Buildkite", "Cambia a
-# pnpm", "Перейди на pnpm" (folded: "переиди"), "Zastąp Jenkinsa Buildkite'em" (ADR 234). The verb that asks for the
-# change announces it, as "switch … to" does in English.
-_ASKS_FOR_A_CHANGE_ELSEWHERE = re.compile(
-    r"^(?:bitte\s+|s'il\s+te\s+plait\s+|por\s+favor\s+|per\s+favore\s+|graag\s+|пожалуиста\s+|prosze\s+"
-    r"|будь\s+ласка\s+)?"
-    r"(?:wechsle|wechsel|ersetze|migriere|entferne|stell(?:e)?\s+(?:[\w.-]+\s+){0,6}?auf"
-    r"|passe\s+(?:a|sur)|passez\s+(?:a|sur)|remplace|remplacez|migre\s+(?:vers|sur)|supprime|bascule"
-    r"|cambia\s+(?:a|de)|cambie\s+a|reemplaza|migra\s+a|pasate\s+a|pasa\s+a"
-    r"|passa\s+a|sostituisci|rimuovi|migra\s+(?:a|su)"
-    r"|muda\s+para|mude\s+para|troca|troque|substitui|substitua|migra\s+para"
-    r"|stap\s+over|vervang|migreer|verwijder|schakel\s+over"
-    r"|переиди(?:те)?\s+на|переключи(?:те)?(?:сь)?\s+на|замени(?:те)?|смени(?:те)?"
-    r"|przejdz\s+na|przełacz\s+na|zastap|zmien\s+na|przenies\s+na"
-    r"|переид[иі](?:ть)?\s+на|переключи(?:ть)?(?:ся)?\s+на|заміни(?:ть)?|зміни(?:ть)?\s+на)\b"
-)
 # A decision taken back and what to do instead, said together: "Actually, keep Redis.", "On second
 # thought, let's stay on npm.", "Scratch that: use Postgres." (ADR 234). The opener takes the decision
 # back (``local_time``); the instruction after it is the new one. "Actually, the bug was in the
@@ -132,7 +115,7 @@ def states_change(content: str) -> bool:
         return False
     body = without_role_label(content)
     start = fold(body).lstrip()
-    if _ASKS_FOR_A_CHANGE_ELSEWHERE.match(start) is not None:
+    if asks_for_a_change_elsewhere(body):
         return True
     return announces_change(content) and (
         says_decision(body)

@@ -521,10 +521,37 @@ CHANGE_MIN_SHARED = 2
 CHANGE_SHARE = 1 / 3
 
 
+# The same requests in the other languages read (folded: "й" as "и", Polish "ł" kept), at the
+# message's start: "Wechsle den Cache auf Valkey", "Remplace Jenkins par Buildkite", "Cambia a
+# pnpm", "Перейди на pnpm" (folded: "переиди"), "Zastąp Jenkinsa Buildkite'em" (ADR 234). The verb that asks for the
+# change announces it, as "switch … to" does in English.
+_ASKS_FOR_A_CHANGE_ELSEWHERE = re.compile(
+    r"^(?:bitte\s+|s'il\s+te\s+plait\s+|por\s+favor\s+|per\s+favore\s+|graag\s+|пожалуиста\s+|prosze\s+"
+    r"|будь\s+ласка\s+)?"
+    r"(?:wechsle|wechsel|ersetze|migriere|entferne|stell(?:e)?\s+(?:[\w.-]+\s+){0,6}?auf"
+    r"|passe\s+(?:a|sur)|passez\s+(?:a|sur)|remplace|remplacez|migre\s+(?:vers|sur)|supprime|bascule"
+    r"|cambia\s+(?:a|de)|cambie\s+a|reemplaza|migra\s+a|pasate\s+a|pasa\s+a"
+    r"|passa\s+a|sostituisci|rimuovi|migra\s+(?:a|su)"
+    r"|muda\s+para|mude\s+para|troca|troque|substitui|substitua|migra\s+para"
+    r"|stap\s+over|vervang|migreer|verwijder|schakel\s+over"
+    r"|переиди(?:те)?\s+на|переключи(?:те)?(?:сь)?\s+на|замени(?:те)?|смени(?:те)?"
+    r"|przejdz\s+na|przełacz\s+na|zastap|zmien\s+na|przenies\s+na"
+    r"|переид[иі](?:ть)?\s+на|переключи(?:ть)?(?:ся)?\s+на|заміни(?:ть)?|зміни(?:ть)?\s+на)\b"
+)
+
+
+def asks_for_a_change_elsewhere(text: str) -> bool:
+    """Does ``text`` (a message, its role label aside) open by asking for a change in one of the other
+    languages ("Wechsle den Cache auf Valkey", "Перейди на pnpm", ADR 234)?"""
+    return _ASKS_FOR_A_CHANGE_ELSEWHERE.match(fold(without_role_label(text)).lstrip()) is not None
+
+
 def announces_change(text: str) -> bool:
     """Does ``text`` say that something changed (a decision replaced, a tool switched)?"""
     said = _may_say(text, _CHANGE_HINTS) and _CHANGE.search(text) is not None
-    return said or (_maybe_elsewhere(text) and _CHANGE_ELSEWHERE.search(text) is not None)
+    return said or (
+        _maybe_elsewhere(text) and (_CHANGE_ELSEWHERE.search(text) is not None or asks_for_a_change_elsewhere(text))
+    )
 
 
 @lru_cache(maxsize=512)
