@@ -73,6 +73,8 @@ def test_a_question_with_a_subject_is_searched_as_before(question: str) -> None:
         ("user: Zastąp Jenkinsa Buildkite.", True),
         ("user: Перейдіть на pnpm.", True),
         ("user: Wechselst du das Thema?", False),
+        ("user: Entferne den Debug-Log.", False),  # as "remove" in English: a change of the code
+        ("user: Stell dir vor, auf der Party war sie auch.", False),  # "stell … auf" without "um"
         ("user: Cambia el color del botón", False),  # no "a": a change of the code, not of mind
         ("assistant: Remplace Jenkins par Buildkite.", False),
     ],

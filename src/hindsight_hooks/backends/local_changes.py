@@ -61,12 +61,11 @@ _OTHER_CUES = [
     "mudamos", '"em vez"', "substituído", "veranderd", '"in plaats"', "vervangen", "overgestapt", "вместо",
     "перешли", "заменили", "zamiast", "przeszliśmy", "zastąpiliśmy", "замість", "перейшли", "замінили",
     # the verbs that ask for a change (ADR 234)
-    "wechsle", "wechsel", "ersetze", "migriere", "entferne", "stell", "stelle", "passe", "passez", "remplace",
-    "remplacez", "migre", "supprime", "bascule", "cambia", "cambie", "reemplaza", "migra", "pasate", "pasa",
-    "passa", "sostituisci", "rimuovi", "muda", "mude", "troca", "troque", "substitui", "substitua", "stap",
-    "vervang", "migreer", "verwijder", "schakel", "перейди", "перейдите", "переключи", "переключись", "замени",
-    "замените", "смени", "przejdź", "przełącz", "zastąp", "zmień", "przenieś", "перейдіть", "переключіть",
-    "заміни", "замініть", "зміни", "змініть",
+    "wechsle", "ersetze", "migriere", "stell", "stelle", "passe", "passez", "remplace", "remplacez", "migre",
+    "bascule", "cambia", "cambie", "reemplaza", "migra", "pasate", "pasa", "passa", "sostituisci", "muda",
+    "mude", "troca", "troque", "substitui", "substitua", "stap", "vervang", "migreer", "schakel", "перейди",
+    "перейдите", "переключи", "переключись", "замени", "замените", "смени", "przejdź", "przełącz", "zastąp",
+    "zmień", "przenieś", "перейдіть", "переключіть", "заміни", "замініть", "зміни", "змініть",
 ]  # fmt: skip
 _MARKS = "script_terms : (zzleft* OR zzgone*)"
 _CUES_IN_ENGLISH = f"({_MARKS}) OR (content : ({' OR '.join(_ENGLISH_CUES)}))"

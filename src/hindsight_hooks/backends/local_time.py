@@ -522,18 +522,19 @@ CHANGE_SHARE = 1 / 3
 
 
 # The same requests in the other languages read (folded: "й" as "и", Polish "ł" kept), at the
-# message's start: "Wechsle den Cache auf Valkey", "Remplace Jenkins par Buildkite", "Cambia a
-# pnpm", "Перейди на pnpm" (folded: "переиди"), "Zastąp Jenkinsa Buildkite'em" (ADR 234). The verb that asks for the
-# change announces it, as "switch … to" does in English.
+# message's start: "Wechsle den Cache auf Valkey", "Remplace Jenkins par Buildkite", "Cambia a pnpm",
+# "Перейди на pnpm" (folded: "переиди"), "Zastąp Jenkinsa Buildkite'em" (ADR 234). The verb that asks
+# for the change announces it, as "switch … to" does in English; as there, "remove" does not (it
+# is as often a change of the code).
 _ASKS_FOR_A_CHANGE_ELSEWHERE = re.compile(
     r"^(?:bitte\s+|s'il\s+te\s+plait\s+|por\s+favor\s+|per\s+favore\s+|graag\s+|пожалуиста\s+|prosze\s+"
     r"|будь\s+ласка\s+)?"
-    r"(?:wechsle|wechsel|ersetze|migriere|entferne|stell(?:e)?\s+(?:[\w.-]+\s+){0,6}?auf"
-    r"|passe\s+(?:a|sur)|passez\s+(?:a|sur)|remplace|remplacez|migre\s+(?:vers|sur)|supprime|bascule"
+    r"(?:wechsle|ersetze|migriere|stell(?:e)?\s+(?:[\w.-]+\s+){0,6}?auf\s+(?:[\w.-]+\s+){1,3}?um(?=\s*(?:[.,;:!?]|$))"
+    r"|passe\s+(?:a|sur)|passez\s+(?:a|sur)|remplace|remplacez|migre\s+(?:vers|sur)|bascule"
     r"|cambia\s+(?:a|de)|cambie\s+a|reemplaza|migra\s+a|pasate\s+a|pasa\s+a"
-    r"|passa\s+a|sostituisci|rimuovi|migra\s+(?:a|su)"
+    r"|passa\s+a|sostituisci|migra\s+(?:a|su)"
     r"|muda\s+para|mude\s+para|troca|troque|substitui|substitua|migra\s+para"
-    r"|stap\s+over|vervang|migreer|verwijder|schakel\s+over"
+    r"|stap\s+over|vervang|migreer|schakel\s+over"
     r"|переиди(?:те)?\s+на|переключи(?:те)?(?:сь)?\s+на|замени(?:те)?|смени(?:те)?"
     r"|przejdz\s+na|przełacz\s+na|zastap|zmien\s+na|przenies\s+na"
     r"|переид[иі](?:ть)?\s+на|переключи(?:ть)?(?:ся)?\s+на|заміни(?:ть)?|зміни(?:ть)?\s+на)\b"
