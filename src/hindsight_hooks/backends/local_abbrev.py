@@ -121,28 +121,42 @@ def counterparts(term: str) -> tuple[str, ...]:
     return SHORT_TO_LONG.get(term, ()) + LONG_TO_SHORT.get(term, ())
 
 
-def with_counterparts(terms: list[str], counts: Callable[[list[str]], list[int]]) -> list[str]:
-    """``terms`` with each word no unit says replaced by the counterpart the bank says most.
+def said_forms_of_unsaid(
+    terms: list[str], forms_of: Callable[[str], tuple[str, ...]], counts: Callable[[list[str]], list[int]]
+) -> dict[str, dict[str, int]]:
+    """For each of ``terms`` that no unit says and that ``forms_of`` gives other forms of, those forms
+    the bank says (in their order, none of ``terms`` itself) with their matches; ``{}`` when none.
 
+    Shared by this table and the synonyms' (ADR 233), which choose among the forms differently.
     ``counts`` gives each term's matches in the bank (the search's own capped counts, kept for the
-    rest of the search). A prompt with no word of the table costs no statement here; one whose
-    words of the table are all said costs the count the search makes anyway.
+    rest of the search). A prompt with no word that has forms costs no statement here; one whose
+    such words are all said costs the count the search makes anyway.
     """
-    known = {term: forms for term in terms if (forms := counterparts(term))}
+    known = {term: forms for term in terms if (forms := forms_of(term))}
     if not known:
-        return terms
+        return {}
     # Every term of the prompt at once: a bank larger than the ranked window counts them all for
     # its search anyway (the counts are kept), so only the forms below can cost a statement more.
     said = dict(zip(terms, counts(terms), strict=True))
     unsaid = [term for term in known if said[term] == 0]
     if not unsaid:
-        return terms
+        return {}
     others = list(dict.fromkeys(form for term in unsaid for form in known[term] if form not in terms))
     found = dict(zip(others, counts(others), strict=True)) if others else {}
+    return {term: {form: found[form] for form in known[term] if found.get(form, 0) > 0} for term in unsaid}
+
+
+def with_counterparts(terms: list[str], counts: Callable[[list[str]], list[int]]) -> list[str]:
+    """``terms`` with each word no unit says replaced by the counterpart the bank says most
+    (:func:`said_forms_of_unsaid` reads which, and costs what it says)."""
+    forms = said_forms_of_unsaid(terms, counterparts, counts)
+    if not forms:
+        return terms
     out: list[str] = []
     for term in terms:
-        best = max(known.get(term, ()), key=lambda form: found.get(form, 0), default=None) if term in unsaid else None
-        if best is not None and found.get(best, 0) > 0:
+        said = forms.get(term)
+        best = max(said, key=said.__getitem__) if said else None  # the first of equals, as listed
+        if best is not None:
             if best not in out:
                 out.append(best)
         else:

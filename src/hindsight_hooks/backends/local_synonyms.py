@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .local_abbrev import said_forms_of_unsaid
+
 MAX_FORMS = 3
 
 # word -> the other words people use for it (a form of several words is searched as a phrase)
@@ -117,28 +119,26 @@ def with_synonyms(words: list[str], counts: Callable[[list[str]], list[int]]) ->
     words the bank says, and the other such words (at most :data:`MAX_FORMS` in all) mapped to that
     first one, to be searched beside it and counted as it (as ADR 203's alternates are).
 
-    ``counts`` gives each term's matches in the bank (the search's capped counts, kept for the rest
-    of the search): a prompt with no word of the table costs no statement here.
+    Which forms the bank says is read as for ADR 197's short words (``said_forms_of_unsaid``): a
+    prompt with no word of the table costs no statement here.
     """
-    known = {word: forms for word in words if (forms := SYNONYMS.get(word))}
-    if not known:
+    forms = said_forms_of_unsaid(words, _synonyms_of, counts)
+    if not forms:
         return words, {}
-    said = dict(zip(known, counts(list(known)), strict=True))
-    unsaid = [word for word in known if said[word] == 0]
-    if not unsaid:
-        return words, {}
-    others = list(dict.fromkeys(form for word in unsaid for form in known[word] if form not in words))
-    found = dict(zip(others, counts(others), strict=True)) if others else {}
     out: list[str] = []
     alternates: dict[str, str] = {}
     for word in words:
-        said_forms = [f for f in known.get(word, ()) if found.get(f, 0) > 0][:MAX_FORMS] if word in unsaid else []
-        if not said_forms:
+        said = list(forms.get(word, ()))[:MAX_FORMS]
+        if not said:
             out.append(word)
             continue
-        head, *rest = said_forms
+        head, *rest = said
         if head not in out:
             out.append(head)
         for form in rest:
             alternates.setdefault(form, head)
     return out, {form: head for form, head in alternates.items() if form not in out}
+
+
+def _synonyms_of(word: str) -> tuple[str, ...]:
+    return SYNONYMS.get(word, ())
