@@ -17,7 +17,7 @@ from .local_answers import asks
 from .local_decisions import is_recency_word, says_decision
 from .local_indexed import TOOL_OUTPUT_LABEL
 from .local_text import fold, porter_stem, query_terms, said_in_english, without_role_label
-from .local_time import announces_change, asks_for_a_change_elsewhere
+from .local_time import OPENING_CHARS, announces_change, asks_for_a_change_elsewhere
 from .local_windows import ASSISTANT_PREFIX
 
 # The question, folded: "what (has) changed", "what changes did we make", "anything changed", "any
@@ -113,9 +113,9 @@ def states_change(content: str) -> bool:
     if content.startswith((ASSISTANT_PREFIX, TOOL_OUTPUT_LABEL)) or asks(content):
         return False
     body = without_role_label(content)
-    start = fold(body).lstrip()
     if asks_for_a_change_elsewhere(body):
         return True
+    start = fold(body[:OPENING_CHARS]).lstrip()
     return announces_change(content) and (
         says_decision(body)
         or _ASKS_FOR_A_CHANGE.match(start) is not None

@@ -541,10 +541,16 @@ _ASKS_FOR_A_CHANGE_ELSEWHERE = re.compile(
 )
 
 
+# How much of a message a reading of its opening folds: every such pattern ends within a dozen words,
+# and ``announces_change`` asks it of every hit in the other languages (folding 5,000 characters of
+# German: 494 µs; the first 300: 31 µs).
+OPENING_CHARS = 300
+
+
 def asks_for_a_change_elsewhere(text: str) -> bool:
     """Does ``text`` (a message, its role label aside) open by asking for a change in one of the other
     languages ("Wechsle den Cache auf Valkey", "Перейди на pnpm", ADR 234)?"""
-    return _ASKS_FOR_A_CHANGE_ELSEWHERE.match(fold(without_role_label(text)).lstrip()) is not None
+    return _ASKS_FOR_A_CHANGE_ELSEWHERE.match(fold(without_role_label(text)[:OPENING_CHARS]).lstrip()) is not None
 
 
 def announces_change(text: str) -> bool:
