@@ -449,7 +449,7 @@ def kind_members(query: str, words: list[str], counts: Callable[[list[str]], lis
     said_by = {m: n for m, n in zip(members, counts(members), strict=True) if n > 0}
     # The tools the bank names most: a year of sessions may name many databases, and each one
     # searched is one more phrase for bm25 to rank.
-    kept = sorted(said_by, key=lambda m: (-said_by[m], members.index(m)))[:MAX_TOOLS]
+    kept = set(sorted(said_by, key=lambda m: -said_by[m])[:MAX_TOOLS])  # stable: equals in the table's order
     return {m: tuple(stands[m]) for m in members if m in kept}
 
 

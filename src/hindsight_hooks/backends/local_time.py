@@ -553,8 +553,12 @@ def asks_for_a_change_elsewhere(text: str) -> bool:
     return _ASKS_FOR_A_CHANGE_ELSEWHERE.match(fold(without_role_label(text)[:OPENING_CHARS]).lstrip()) is not None
 
 
+@lru_cache(maxsize=1024)
 def announces_change(text: str) -> bool:
-    """Does ``text`` say that something changed (a decision replaced, a tool switched)?"""
+    """Does ``text`` say that something changed (a decision replaced, a tool switched)?
+
+    Cached: the successors, the newer-above rule, a kind's words (ADR 232) and "what changed?" each
+    ask it of the same hits in one recall, and the hits of one turn mostly answer the next."""
     said = _may_say(text, _CHANGE_HINTS) and _CHANGE.search(text) is not None
     return said or (
         _maybe_elsewhere(text) and (_CHANGE_ELSEWHERE.search(text) is not None or asks_for_a_change_elsewhere(text))
