@@ -182,7 +182,10 @@ def test_session_that_started_offline_does_not_wait_and_loads_models_once_the_se
     stub_hindsight.models = [{"id": "m", "name": "Back Model", "content": "Curated content.", "tags": []}]
     project = Project(
         tmp_path / "repo",
-        _stub_config(stub_hindsight.url, recall={"timeout_ms": 5000, "failure_cooldown_ms": 300}),
+        # The cooldown outlasts a loaded machine's session start: once it ends, the first turn's
+        # recall would retry the 503 with its backoff (~1 s, seen once in CI), which is not the
+        # models' wait this test is about.
+        _stub_config(stub_hindsight.url, recall={"timeout_ms": 5000, "failure_cooldown_ms": 1500}),
     )
     ui = RecordingUI()
     with project.host(ui=ui) as host:
@@ -194,7 +197,7 @@ def test_session_that_started_offline_does_not_wait_and_loads_models_once_the_se
         assert not any("mental-models" in line for line in stub_hindsight.request_lines())
 
         stub_hindsight.down = False
-        time.sleep(0.4)  # the banks' cooldown ends
+        time.sleep(1.6)  # the banks' cooldown ends
         host.agent_end([user("first", 1), assistant("ok", 1)])  # starts the load in the background
         prompts = iter(range(2, 400))
         assert wait_until(
