@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 from hindsight_hooks.backends.base import InContext, RecallRequest
 from hindsight_hooks.backends.local import LocalBackend
-from hindsight_hooks.backends.local_answers import ANSWER_MAX_CHARS, answers, asks, with_their_answers
+from hindsight_hooks.backends.local_answers import (
+    ANSWER_MAX_CHARS,
+    LATER_MAX_GAP,
+    answer_among,
+    answers,
+    asks,
+    decides_later,
+    with_their_answers,
+)
 from hindsight_hooks.backends.local_rank import Candidate
 from hindsight_hooks.backends.semantic import StaticEmbedder
 from tests.backends.test_local_support import item, make, with_vectors_in_memory
@@ -150,6 +158,60 @@ def test_an_answer_the_model_reads_already_is_not_shown_again(tmp_path: Path) ->
     hits = [hit.text for hit in backend.recall("b", request).hits]
     assert f"assistant: {LINT[1][1]}" in hits
     assert "user: no, keep eslint for now" not in hits
+
+
+LINT_CHOICE = "user: Should we lint with biome or eslint?"
+LOOKED = [
+    ("user", LINT_CHOICE[6:]),
+    ("assistant", "Let me check the repo's config first."),
+    ("assistant", "There's an old .eslintrc but nothing in package.json runs it."),
+    ("user", "ok, go with biome then"),
+    ("assistant", "Switched: biome.json added, .eslintrc removed."),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "decides"),
+    [
+        (LINT_CHOICE, "user: ok, go with biome then", True),
+        ("assistant: We could replace eslint with biome. Shall I switch?", "user: fine, biome it is", True),
+        ("assistant: Postgres or MySQL for the orders service?", "user: Postgres.", True),
+        (LINT_CHOICE, "user: thanks", False),  # names nothing that was asked
+        (LINT_CHOICE, "user: biome?", False),  # asks in turn
+        (LINT_CHOICE, "assistant: go with biome", False),  # the user chooses
+        (LINT_CHOICE, "user: biome broke the pre-commit hook on the CI runner", False),  # words of its own
+        (LINT_CHOICE, "user: biome " + "ok " * (ANSWER_MAX_CHARS // 3), False),  # too long for a reply
+        ("user: We lint with biome.", "user: ok, biome", False),  # nothing was asked
+    ],
+)
+def test_a_later_choice_of_the_user_decides_what_was_asked(question: str, reply: str, decides: bool) -> None:
+    assert decides_later(question, reply) is decides
+
+
+def test_the_answer_is_the_next_reply_or_a_later_choice_before_the_talk_moves_on() -> None:
+    choice = "user: ok, go with biome then"
+    looked, report = "assistant: Let me check the repo's config first.", "assistant: There's an old .eslintrc."
+    assert answer_among(LINT_CHOICE, ["assistant: Biome.", choice]) == 0  # the next message answers
+    assert answer_among(LINT_CHOICE, [looked, report, choice]) == 2
+    assert answer_among(LINT_CHOICE, [looked, None, choice]) == 2  # a message not read is passed over
+    assert answer_among(LINT_CHOICE, [looked, "user: Also fix the flaky login test.", choice]) is None
+    assert answer_among(LINT_CHOICE, [looked, *[report] * LATER_MAX_GAP, choice]) is None  # too far
+    assert answer_among(LINT_CHOICE, [looked, *[report] * (LATER_MAX_GAP - 1), choice]) == LATER_MAX_GAP
+    assert answer_among("user: We lint with biome.", [looked, choice]) is None
+    assert answer_among(LINT_CHOICE, []) is None
+
+
+@pytest.mark.parametrize("semantic", [False, True], ids=["lexical", "hybrid"])
+def test_a_choice_made_after_the_agent_looked_is_shown_with_the_question(tmp_path: Path, semantic: bool) -> None:
+    """Before (ADR 235): "what did we decide about linting?" showed the question and the agent's
+    look at the repository, and never "ok, go with biome then", which says neither word asked."""
+    backend = sessions(make(tmp_path, semantic=_embedder()) if semantic else make(tmp_path), LOOKED, RUNNER, PORT)
+    if semantic:
+        with_vectors_in_memory(backend, "lint")
+    hits = recall(backend, "what did we decide about linting?", limit=4)
+    assert not semantic or "dense" in backend.last_search_mode
+    assert hits[hits.index(LINT_CHOICE) + 1] == "user: ok, go with biome then"
+    assert len(hits) == len(set(hits))
 
 
 def _cand(rowid: int, question: bool) -> Candidate:

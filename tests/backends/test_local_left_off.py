@@ -46,6 +46,7 @@ ASKED = [
     "what were we working on?", "what was I doing last time?", "remind me what we were doing",
     "what were we in the middle of?", "what have we been working on?", "what did we do last session?",
     "what did I ask you last time?", "what was the last thing I asked you?", "what did we talk about last time?",
+    "Remind me what we did.", "tell me what we worked on", "recap what I got done", "summarize what you did",
     "Wo waren wir stehen geblieben?", "Où en étions-nous ?", "¿Dónde lo dejamos?", "Dove eravamo rimasti?",
     "Onde paramos?", "Waar waren we gebleven?", "На чём мы остановились?", "Na czym skończyliśmy?",
     "На чому ми зупинилися?",
@@ -62,7 +63,8 @@ def test_a_question_about_where_the_work_was_left(question: str) -> None:
     ["where did we leave off with the billing migration?", "last time you said the cache was Redis",
      "what were we doing about the flaky test?", "where were we on the API design?", "what did we do?",
      "what's the status?", "where is the config file?", "what is the last time the backup ran?",
-     "where were we on it?", "where did we leave off with that?"],
+     "where were we on it?", "where did we leave off with that?", "remind me what we did to the cache",
+     "that's what we did"],
 )  # fmt: skip
 def test_a_question_with_a_subject_of_its_own_is_searched_as_before(question: str) -> None:
     assert not asks_where_we_left_off(question, words_of_the_period(question, ASKED_ON))

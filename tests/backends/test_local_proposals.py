@@ -60,6 +60,16 @@ def test_an_answered_proposal_is_a_decision_shown_with_its_answer(tmp_path: Path
     assert not any("pnpm" in hit for hit in hits)  # answered in many words of its own: not a decision yet
 
 
+def test_a_proposal_answered_once_the_user_had_checked_is_a_decision(tmp_path: Path) -> None:
+    """ADR 235: the user's "let me first ask the team" is no answer; the choice two messages later is."""
+    checked = [*TALKS[3][1], ("assistant", "Sure, tell me what they say."), ("user", "ok, pnpm it is")]
+    backend = retain_talks(make(tmp_path), [*TALKS[:3], (TALKS[3][0], checked)])
+    hits = recall(backend, "what decisions did we make recently?")
+    pnpm = "assistant: We could move to pnpm instead of npm. Want me to?"
+    assert hits[hits.index(pnpm) + 1] == "user: ok, pnpm it is"
+    assert hits.index(pnpm) < hits.index(BIOME)  # the newest decision first
+
+
 def test_what_is_remembered_holds_the_answered_proposals_newest_first(tmp_path: Path) -> None:
     hits = recall(retain_talks(make(tmp_path), TALKS), "what do you remember?")
     assert hits[:5] == [POSTGRES, BIOME, "user: no, keep eslint for now", RELEASES, "user: yes, go ahead"]

@@ -49,6 +49,11 @@ BY_MEANING = "What database do we use?"  # no word of FACT: found by meaning or 
 LINT_ASK = "Can we lint faster?"
 LINT_PROPOSAL = "We could replace eslint with biome. Shall I switch?"  # the scripted model's reply to LINT_ASK
 LINT_ANSWER = "no, keep eslint for now"
+CHOICE_ASK = "Should we lint with biome or eslint?"
+CHOICE_LOOK = "Let me check the repo's lint config first."  # the scripted model's reply, with a Glob call
+CHOICE_REPORT = "There's an old .eslintrc but nothing in package.json runs it."  # its report on the result
+CHOICE_MADE = "ok, go with biome then"
+LOOK_TOOL = "Glob"  # one of Claude Code's own read-only tools
 LIMITS_ASK = "Add rate limiting to the public API."
 LIMITS_LATER = "ok, we'll pick up the burst tests tomorrow"
 
@@ -212,6 +217,23 @@ def test_a_proposal_is_recalled_with_the_users_answer(setup: tuple[Claude, Proje
     assert_answer_follows(item_lines(block), LINT_PROPOSAL, LINT_ANSWER, block)
 
 
+def test_a_choice_made_once_the_model_had_looked_is_recalled_with_the_question(
+    setup: tuple[Claude, Project, ModelServer],
+) -> None:
+    """ADR 235 through the real host: the user asks, the model looks with one of Claude Code's own
+    tools and reports, and the user chooses in the resumed session; a new session's "What linter do
+    we use?" (no word of the choice) sends a request whose block holds the question with the choice
+    right after it, though the model's message, its tool call, the tool's output and its report
+    came between them."""
+    claude, project, server = setup
+    (project.root / ".eslintrc.json").write_text("{}\n", encoding="utf-8")
+    said_in_two_turns(claude.run, project, (CHOICE_ASK, "nothing in package.json"), (CHOICE_MADE, "go with biome"))
+    server.clear()
+    claude.run("What linter do we use?")
+    block = block_in(_model_turns(server)[-1])
+    assert_answer_follows(item_lines(block), CHOICE_ASK, CHOICE_MADE, block)
+
+
 @pytest.mark.parametrize("asked", ["Where did we leave off?", "What's next?", "What's the status?"])
 def test_a_new_session_is_told_where_the_last_one_stopped(
     setup: tuple[Claude, Project, ModelServer], asked: str
@@ -310,12 +332,17 @@ class _RecallScript:
 
     def __call__(self, request: RecordedRequest) -> Reply:
         blocks = _last_user_blocks(request)
+        names = _tool_names(request)
+        if any(b.get("type") == "tool_result" and names.get(str(b.get("tool_use_id"))) == LOOK_TOOL for b in blocks):
+            return Reply.say(CHOICE_REPORT)
         results = _tool_results(request)
         if results:
             return Reply.say("Memory says: " + " | ".join(results))
         texts = "\n".join(t for b in blocks for t in iter_texts(b))
         if LINT_ASK in texts and "<hindsight-memory>" not in texts:
             return Reply.say(LINT_PROPOSAL)
+        if CHOICE_ASK in texts and "<hindsight-memory>" not in texts:
+            return Reply.tool(LOOK_TOOL, {"pattern": ".eslintrc*"}, text=CHOICE_LOOK)
         asked = ASK_TOOL in texts or ("tool_result" in {b.get("type") for b in blocks} and self.waits > 0)
         offered = _offered(request)
         if asked and RECALL_TOOL in offered:

@@ -46,3 +46,25 @@ def test_the_block_shows_what_the_user_answered_to_a_proposal(local_project: Pro
         items = re.findall(r"^\d+\. (user|assistant): (.*) \([^()]*\)$", block, re.M)  # the date left off
         assert ("assistant", proposal) in items, block
         assert items[items.index(("assistant", proposal)) + 1] == ("user", answer), block
+
+
+def test_the_block_shows_the_choice_the_user_made_once_the_agent_had_looked(local_project: Project) -> None:
+    """ADR 235: the choice comes two messages after the question, once the agent has looked; "What
+    linter do we use?" (ADR 232 reads it as asking for the linter) and "remind me what we did" (ADR
+    222's walk) both show it right after the question."""
+    local_project.configure({"local": {"semantic": "off"}}, replace=False)
+    talk = [
+        user("Should we lint with biome or eslint?", 1),
+        assistant("Let me check the repo's config first.", 2),
+        assistant("There's an old .eslintrc but nothing in package.json runs it.", 3),
+        user("ok, go with biome then", 4),
+    ]
+    with local_project.host("monday") as host:
+        host.agent_end(talk)
+    assert wait_until(lambda: local_project.unit_count("go with biome") == 1)
+    for question in ("What linter do we use?", "Remind me what we did."):
+        with local_project.host("today") as host:
+            block = block_text(host.context([user(question, 999)]))
+        items = re.findall(r"^\d+\. (user|assistant): (.*) \([^()]*\)$", block, re.M)
+        asked = items.index(("user", "Should we lint with biome or eslint?"))
+        assert items[asked + 1] == ("user", "ok, go with biome then"), block

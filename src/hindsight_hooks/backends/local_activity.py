@@ -42,13 +42,15 @@ def asks_what_was_done(query: str, terms: list[str], is_time_word: Callable[[str
 
 # A question about where the work was left (ADR 222), in its folded words: "where did we leave
 # off?", "where were we?", "what were we working on?", "what have I been doing?", "last time",
-# and the same in the other nine languages.
+# "remind me what we did", and the same in the other nine languages. "What we did" counts only after
+# a verb of asking (ADR 235): "what did we do?" alone is also said of the step just taken (ADR 221).
 _ASKS_WHERE_WE_LEFT = re.compile(
     r"\bwhere\s+(?:did|do|had)\s+(?:we|i)\s+(?:leave|left|stop|stopped)(?:\s+off)?\b"
     r"|\bwhere\s+(?:we|i)\s+(?:left|stopped)(?:\s+off)?\b|\bleft\s+off\b|\bwhere\s+were\s+we\b"
     r"|\bwhat\s+(?:were|was)\s+(?:we|i)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
     r"|\bwhat\s+(?:we|i)\s+(?:were|was)\s+(?:doing|working\s+on|up\s+to|in\s+the\s+middle\s+of)\b"
     r"|\bwhat\s+(?:have|had|'ve|’ve)\s+(?:we|i)\s+been\s+(?:doing|working\s+on|up\s+to)\b"
+    r"|\b(?:remind|tell|show|recap|summari[sz]e)\s+(?:me|us)?\s*(?:of\s+)?what\s+(?:we|i|you)\s+(?:did|worked\s+on|got\s+done)\b"
     r"|\b(?:last|previous)\s+(?:time|session|conversation|chat)\b|\bthe\s+last\s+thing\s+(?:i|we|you)\b"
     r"|\bwo\s+(?:waren|sind)\s+wir(?:\s+stehen\s*geblieben|\s+stehengeblieben)?\b"
     r"|\bworan\s+(?:haben|hatten)\s+wir\s+(?:zuletzt\s+)?gearbeitet\b|\bletzte[sn]?\s+(?:mal|sitzung)\b"

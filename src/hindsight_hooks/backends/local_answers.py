@@ -11,6 +11,12 @@ So a shown unit that asks (its text ends with a question mark) brings the next m
 document right after it, when that message is the other side's and short enough to be a reply.
 A reply that asks in turn brings its own answer, a few replies deep; every unit is shown once (an
 answer found on its own moves up to its question).
+
+The choice often comes later than the next message (ADR 235): "Should we lint with biome or
+eslint?" — the agent looks at the repository for a message or two — "ok, go with biome then". When
+the next message is no answer, the user's first short message of the next few that names what was
+asked, in few words of its own, is the answer; a user message that does not moves the talk on, and
+ends the search.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ MAX_HOPS = 3
 ANSWER_MAX_OWN_WORDS = 2
 # A question ends with its question mark (or the full-width one), before any closing quotes,
 # brackets, emphasis marks or emoji.
+# How many units after the next one the user's later choice is looked for: the agent's look at the
+# repository (its tool calls and their output are units of their own) and its report, or the user's
+# "let me check" and the agent's reply. Only the first user message among them can be the choice.
+LATER_MAX_GAP = 8
 _ASKS = re.compile(r"[?？][\s\"'”’)\]*_~\U0001F300-\U0001FAFF\u2600-\u27BF]*\Z")
 
 
@@ -64,6 +74,35 @@ def answers(question: str, reply: str) -> bool:
     if not side or not reply.startswith(side) or len(reply) - len(side) > ANSWER_MAX_CHARS or not asks(question):
         return False
     return len(content_stems(reply) - content_stems(question) - ACK_STEMS) <= ANSWER_MAX_OWN_WORDS
+
+
+def decides_later(question: str, reply: str) -> bool:
+    """Whether ``reply``, the user's message some messages after ``question`` (not the next one), is
+    the choice it asked for (ADR 235): ``question`` asks, ``reply`` asks nothing, is at most
+    ``ANSWER_MAX_CHARS`` long, names a content word of ``question`` ("biome") and says at most
+    ``ANSWER_MAX_OWN_WORDS`` others but words of acknowledgement ("ok, go with biome then")."""
+    if not reply.startswith(USER_PREFIX) or len(reply) - len(USER_PREFIX) > ANSWER_MAX_CHARS:
+        return False
+    if asks(reply) or not asks(question):
+        return False
+    said, asked = content_stems(reply), content_stems(question)
+    return bool(said & asked) and len(said - asked - ACK_STEMS) <= ANSWER_MAX_OWN_WORDS
+
+
+def answer_among(question: str, following: list[str | None]) -> int | None:
+    """The place in ``following`` (the messages after ``question`` in its document, in order; None
+    for one not read: too long, forgotten, absent) of its answer: the next message when it
+    ``answers``, or else the first later one that ``decides_later``, unless a user message that
+    does not comes before it."""
+    if following and following[0] is not None and answers(question, following[0]):
+        return 0
+    for place, reply in enumerate(following[1 : LATER_MAX_GAP + 1], start=1):
+        if reply is None or not reply.startswith(USER_PREFIX):
+            continue
+        if decides_later(question, reply):
+            return place
+        break
+    return None
 
 
 def with_their_answers(

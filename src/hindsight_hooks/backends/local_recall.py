@@ -30,7 +30,7 @@ from .local_activity import (
     opens_a_session,
 )
 from .local_alongside import alongside
-from .local_answers import ANSWER_MAX_CHARS, answers, with_their_answers
+from .local_answers import ANSWER_MAX_CHARS, LATER_MAX_GAP, answer_among, with_their_answers
 from .local_changes import asks_what_changed, change_cues, states_change
 from .local_decisions import (
     PROPOSAL_CUES,
@@ -447,20 +447,24 @@ class LocalRecall(LocalVectorWiring):
         return self._neighbour_candidates(conn, said)
 
     def _answers(self, conn: sqlite3.Connection, filters: Filters, questions: list[Candidate]) -> dict[int, Candidate]:
-        """Of ``questions``, those whose document's next message ``answers`` them (ADR 219: the other
-        side's short reply, in few words of its own), each with that reply (read with its details;
-        it must pass the recall's filters), by the question's rowid. One statement for a batch."""
+        """Of ``questions``, those answered in their document (``answer_among``: ADR 219's short reply
+        of the other side, or ADR 235's later choice of the user), each with that reply (read with
+        its details; it must pass the recall's filters), by the question's rowid. One statement for
+        a batch."""
+        span = range(1, LATER_MAX_GAP + 2)
         after = self._neighbours(
             conn,
             filters,
-            [(c.document_id, c.seq + 1) for c in questions],
+            [(c.document_id, c.seq + step) for c in questions for step in span],
             (" AND length(u.content) <= ?", [len(ASSISTANT_PREFIX) + ANSWER_MAX_CHARS]),
         )
         replies = {}
         for question in questions:
-            row = after.get((question.document_id, question.seq + 1))
-            if row is not None and answers(question.content, str(row[-3])):
-                replies[question.rowid] = row
+            rows = [after.get((question.document_id, question.seq + step)) for step in span]
+            place = answer_among(question.content, [None if row is None else str(row[-3]) for row in rows])
+            reply = None if place is None else rows[place]
+            if reply is not None:
+                replies[question.rowid] = reply
         return self._neighbour_candidates(conn, replies)
 
     @staticmethod
