@@ -52,6 +52,11 @@ TALKS = [
         ("Remind me which linter we settled on", ["lint"]),
         ("what is the backend written in?", ["language"]),
         ("what's our tech stack?", ["database", "frontend", "backend", "language"]),
+        # ADR 236: the kind after "where" and its verb, and the question ends there
+        ("where are the secrets stored?", ["secrets"]),
+        ("Where do we keep secrets", ["secrets"]),
+        ("where is our database now?", ["database"]),
+        ("where's the message queue configured?", ["queue"]),
     ],
 )
 def test_a_question_that_asks_for_a_kind(question: str, kinds: list[str]) -> None:
@@ -91,6 +96,9 @@ def test_a_kind_after_for_in_the_other_languages(question: str) -> None:
         "Warum stürzt der Cache-Warmer ab?",
         "Die Datenbank ist langsam.",
         "Welche Tests sind fehlgeschlagen?",
+        "where did the cache go wrong?",  # ADR 236: asks about a failure, not a place
+        "where is the database password stored?",  # the kind's name is part of another name
+        "where are secrets leaked in this repo?",
     ],
 )
 def test_a_question_that_only_mentions_a_kind(question: str) -> None:
@@ -155,6 +163,7 @@ def test_the_memory_that_names_the_tool_is_found(tmp_path: Path, semantic: bool)
     assert recall(backend, "what database is the ledger on?")[:1] == [POSTGRES]
     assert recall(backend, "Welche Datenbank nutzen wir?")[:1] == [POSTGRES]
     assert recall(backend, "Какую базу данных мы используем?")[:1] == [POSTGRES]
+    assert recall(backend, "where is our message queue?")[:1] == [RABBIT]  # ADR 236
     # A question that only mentions a kind is searched by its words: no tool comes in.
     asked = recall(backend, "why does the cache warmer crash on startup?")
     assert "user: Why does the cache warmer crash on startup?" in asked[:2]

@@ -275,6 +275,18 @@ _BEFORE_USE = re.compile(
     r"|remind\s+me\s+(?:of|about)|tell\s+me\s+(?:about|of))"
     r"(?:\s+(?:for|as|on|in|with))?(?:\s+(?:the|our|a|an|my|any|your|their))?(?:\s+[\w./+#-]+)?\s+$"
 )
+# "Where are the secrets stored?", "where is our database?", "where do we keep secrets?" (ADR 236):
+# the name after "where" and its verb, then at most a verb of keeping and a word of now, and the
+# question ends ("where did the cache go wrong?" asks about a failure).
+_BEFORE_WHERE = re.compile(
+    r"\bwhere(?:\s*['’]?s|\s+(?:is|are|was|were|do|does|did|should|shall|would|will|can|could))"
+    r"(?:\s+(?:the|our|your|my|their|we|you|i))*(?:\s+[\w./+#-]+)?\s+$"
+)
+_AFTER_WHERE = re.compile(
+    r"(?:\s+(?:stored|kept|managed|located|saved|held|live|lives|living|go|goes|sit|sits|come\s+from"
+    r"|configured|defined|set\s+up|store|keep|put|find))?(?:\s+(?:now|today|currently|again|these\s+days))?"
+    r"\s*(?:$|[?.!])"
+)
 _QUESTION = re.compile(r"\?|^\s*(?:what|which|where|who|how|do|does|did|is|are|can|could|remind|tell)\b")
 # "Where do we host?", "where is the API deployed?", "where does it run?": the hosting.
 _WHERE_HOSTED = re.compile(
@@ -388,7 +400,8 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
 
     A kind is asked for when its name follows "what / which …" or a verb of using ("what do we use
     for CI?", "do we have a cache?") in a question, and nothing but the asking follows it; "where do
-    we host / deploy / run?" asks for the hosting, "what is it written in?" for the language.
+    we host / deploy / run?" asks for the hosting, "what is it written in?" for the language;
+    "where are the secrets stored?" asks for the kind named after "where" (ADR 236).
     """
     if len(query) > 2 * _EDGE:  # a long prompt (a pasted log, code) asks at its start or its end
         query = f"{query[:_EDGE]}\n{query[-_EDGE:]}"
@@ -406,10 +419,12 @@ def asked_kinds(query: str) -> list[tuple[str, str]]:
     for name, start, end in _named(folded):
         # The forms read only a few words either side: a long prompt is not read again for each name.
         before, after = folded[max(0, start - _AROUND) : start], folded[end : end + _AROUND]
-        wanted = (
-            english
-            and _AFTER_ASKED.match(after) is not None
-            and (_BEFORE_WH.search(before) is not None or (asks and _BEFORE_USE.search(before) is not None))
+        wanted = english and (
+            (
+                _AFTER_ASKED.match(after) is not None
+                and (_BEFORE_WH.search(before) is not None or (asks and _BEFORE_USE.search(before) is not None))
+            )
+            or (_BEFORE_WHERE.search(before) is not None and _AFTER_WHERE.match(after) is not None)
         )
         if not wanted and elsewhere and asks:
             wanted = _BEFORE_WH_ELSEWHERE.search(before) is not None or _BEFORE_FOR_ELSEWHERE.search(before) is not None
