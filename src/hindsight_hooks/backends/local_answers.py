@@ -42,12 +42,12 @@ MAX_HOPS = 3
 # bench's weak question hits ("How often should the event bus job fire?") brought their long answers
 # and pushed evidence out of the top ten (lexical multi-fact questions 89.1 → 76.6).
 ANSWER_MAX_OWN_WORDS = 2
-# A question ends with its question mark (or the full-width one), before any closing quotes,
-# brackets, emphasis marks or emoji.
 # How many units after the next one the user's later choice is looked for: the agent's look at the
 # repository (its tool calls and their output are units of their own) and its report, or the user's
 # "let me check" and the agent's reply. Only the first user message among them can be the choice.
 LATER_MAX_GAP = 8
+# A question ends with its question mark (or the full-width one), before any closing quotes,
+# brackets, emphasis marks or emoji.
 _ASKS = re.compile(r"[?？][\s\"'”’)\]*_~\U0001F300-\U0001FAFF\u2600-\u27BF]*\Z")
 
 
